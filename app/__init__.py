@@ -1,0 +1,1 @@
+"""Scrubbot: reproduce, classify, bisect and minimize bug reports and CI failures."""

@@ -1,0 +1,1 @@
+"""The `scrub` command line: one module per command group, assembled in `main`."""

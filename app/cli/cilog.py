@@ -1,0 +1,7 @@
+"""`scrub` commands of this group (being built)."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass

@@ -1,0 +1,1 @@
+"""Persistence: SQLModel tables, engine/session factory and the queries shells use."""

@@ -1,0 +1,115 @@
+"""The tables. Alembic migrations in `migrations/` create them; keep the two in step."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class RunStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    awaiting_approval = "awaiting_approval"
+    succeeded = "succeeded"
+    failed = "failed"
+    skipped = "skipped"
+    cancelled = "cancelled"
+
+
+FINISHED = {RunStatus.succeeded, RunStatus.failed, RunStatus.skipped, RunStatus.cancelled}
+
+
+class RunKind(StrEnum):
+    issue = "issue"  # scrub an issue (label or /scrub command)
+    ci_ingest = "ci_ingest"  # read a failed workflow run's logs
+    ci_failure = "ci_failure"  # reproduce a repeated CI failure
+    improve = "improve"  # workflow_dispatch of the scrub workflow
+    fuzz = "fuzz"  # TorchFuzz seed -> failing test
+
+
+class Delivery(SQLModel, table=True):
+    """One webhook delivery, keyed by `X-GitHub-Delivery` so a redelivery is recognised."""
+
+    id: str = Field(primary_key=True, max_length=100)
+    event: str = Field(max_length=100)
+    action: str | None = Field(default=None, max_length=100)
+    repo: str | None = Field(default=None, max_length=200)
+    received_at: datetime = Field(default_factory=utcnow)
+    outcome: str = Field(default="received", max_length=200)
+    run_id: int | None = Field(default=None, foreign_key="run.id")
+
+
+class Run(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(max_length=30, index=True)
+    repo: str = Field(default="", max_length=200, index=True)
+    issue: int | None = Field(default=None)
+    target: str = Field(default="", max_length=500)  # issue URL, workflow run URL, file
+    trigger: str = Field(default="", max_length=200)  # label, comment, webhook, dispatch, cli
+    status: str = Field(default=RunStatus.queued, max_length=30, index=True)
+    verdict: str | None = Field(default=None, max_length=500)
+    queue: str = Field(default="default", max_length=30)
+    installation_id: int | None = Field(default=None)
+    params: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    updated_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+
+
+class StageEvent(SQLModel, table=True):
+    """A stage of a run: one row per stage (and attempt), with what it produced."""
+
+    __tablename__ = "stage_event"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    stage: str = Field(max_length=60)
+    status: str = Field(max_length=30)  # running, done, skipped, failed, waiting
+    started_at: datetime = Field(default_factory=utcnow)
+    ended_at: datetime | None = None
+    summary: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    output: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    attempt: int = Field(default=1)
+
+
+class Artifact(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("run_id", "name", name="uq_artifact_run_name"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    name: str = Field(max_length=200)
+    kind: str = Field(default="text", max_length=30)  # text, markdown, python, json, log, path
+    content: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    path: str | None = Field(default=None, max_length=1000)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class FailureSignature(SQLModel, table=True):
+    """A CI failure fingerprint and how often it has been seen."""
+
+    __tablename__ = "failure_signature"
+    __table_args__ = (UniqueConstraint("repo", "fingerprint", name="uq_signature_repo_fp"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo: str = Field(max_length=200, index=True)
+    fingerprint: str = Field(max_length=64)
+    test_id: str = Field(default="", max_length=1000)
+    job: str = Field(default="", max_length=500)
+    kind: str = Field(default="", max_length=60)
+    exception: str = Field(default="", max_length=300)
+    message: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    first_seen: datetime = Field(default_factory=utcnow)
+    last_seen: datetime = Field(default_factory=utcnow)
+    count: int = Field(default=0)
+    run_ids: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    linked_run_id: int | None = Field(default=None, foreign_key="run.id")

@@ -1,0 +1,1 @@
+"""GitHub: the REST client (githubkit), App/token auth, webhook verification and reading."""

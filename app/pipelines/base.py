@@ -1,0 +1,145 @@
+"""Stages, pipelines and the `RunContext` port they run against.
+
+A pipeline is a list of named stages. Each stage is a function `(ctx, state) -> StageResult`
+that composes engine calls. The runner records every stage through the context; a stage
+recorded as done is not run again on a retry: its stored output is merged back into the
+state instead (ClusterFuzz-style: check what is stored, return early).
+
+Queue routing: a stage names the queue it must run on (a function of the state, so a
+reproduce stage can ask for `repro-gpu` only when the repro needs CUDA). When the current
+worker serves another queue, `run_pipeline` returns a `Handoff` and the shell re-enqueues
+the run on that queue; the next task resumes at that stage.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+State = dict[str, Any]
+
+DEFAULT_QUEUE = "default"
+CPU_QUEUE = "repro-cpu"
+GPU_QUEUE = "repro-gpu"
+QUEUES = (DEFAULT_QUEUE, CPU_QUEUE, GPU_QUEUE)
+
+
+@dataclass
+class StageResult:
+    """What a stage produced.
+
+    `output` is merged into the pipeline state and stored with the stage event.
+    `end` finishes the run with that status (`succeeded`, `failed`, `skipped`); `wait` parks
+    it in `awaiting_approval` and leaves the stage to run again once approved.
+    """
+
+    summary: str = ""
+    output: State = field(default_factory=dict)
+    end: str | None = None
+    verdict: str | None = None
+    wait: bool = False
+    skipped: bool = False
+
+
+class RunContext(Protocol):
+    """What a pipeline may do to the world. DB-backed in workers, in memory for the CLI."""
+
+    run_id: int
+    queue: str
+    params: dict[str, Any]  # the run's inputs (issue ref, dispatch inputs, approvals)
+    github: Any  # an app.github client (or a recording fake); None when offline
+    settings: Any  # app.settings.Settings
+
+    def completed_stages(self) -> dict[str, State]:
+        """Outputs of the stages already recorded as done (or skipped), by stage name."""
+
+    def stage_started(self, stage: str) -> None: ...
+
+    def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:
+        """status: done, skipped, failed or waiting."""
+
+    def save_artifact(self, name: str, kind: str, content: str) -> None: ...
+
+    def set_status(self, status: str, verdict: str | None = None, error: str | None = None) -> None: ...
+
+    def log(self, message: str) -> None:
+        """A progress line for the run's log (status page, CLI stderr)."""
+
+
+QueueRule = Callable[[State], str]
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable[[RunContext, State], StageResult]
+    queue: QueueRule = lambda state: DEFAULT_QUEUE
+    # A stage that the run can live without: its exception is recorded and the run goes on.
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Handoff:
+    queue: str
+    stage: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    status: str
+    verdict: str | None = None
+
+
+def on_queue(queue: str) -> QueueRule:
+    return lambda state: queue
+
+
+def run_pipeline(
+    stages: list[Stage],
+    ctx: RunContext,
+    state: State | None = None,
+    *,
+    any_queue: bool = False,
+) -> Handoff | Finished:
+    """Run `stages` in order, skipping what is done; stop at the first end, wait or handoff.
+
+    `any_queue` runs every stage here whatever its queue (the CLI, the embedded worker).
+    An unexpected exception in a required stage is recorded as a failed stage and re-raised
+    so the shell can decide to retry; the stages done before it stay done.
+    """
+    state = dict(state or {})
+    done = ctx.completed_stages()
+    for stage in stages:
+        if stage.name in done:
+            state.update(done[stage.name])
+            continue
+        wanted = stage.queue(state)
+        if not any_queue and wanted != ctx.queue:
+            return Handoff(queue=wanted, stage=stage.name)
+        ctx.stage_started(stage.name)
+        started = time.monotonic()
+        try:
+            result = stage.run(ctx, state)
+        except Exception as exc:  # recorded, then re-raised or tolerated
+            summary = f"{type(exc).__name__}: {exc}"
+            ctx.stage_finished(stage.name, "failed", summary, {})
+            if stage.optional:
+                ctx.log(f"{stage.name} failed and is optional: {summary}")
+                continue
+            raise
+        output = dict(result.output)
+        output.setdefault("_duration_s", round(time.monotonic() - started, 3))
+        if result.wait:
+            ctx.stage_finished(stage.name, "waiting", result.summary, output)
+            ctx.set_status("awaiting_approval", result.verdict)
+            return Finished("awaiting_approval", result.verdict)
+        status = "skipped" if result.skipped else "done"
+        ctx.stage_finished(stage.name, status, result.summary, output)
+        state.update(output)
+        if result.end:
+            ctx.set_status(result.end, result.verdict)
+            return Finished(result.end, result.verdict)
+    verdict = state.get("verdict")
+    ctx.set_status("succeeded", verdict)
+    return Finished("succeeded", verdict)

@@ -1,0 +1,63 @@
+"""An in-memory `RunContext`: the CLI runs pipelines on it, tests inspect it."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from app.pipelines.base import DEFAULT_QUEUE, State
+
+
+@dataclass
+class StageRecord:
+    stage: str
+    status: str
+    summary: str = ""
+    output: State = field(default_factory=dict)
+    started: float = 0.0
+    ended: float | None = None
+
+
+@dataclass
+class MemoryRunContext:
+    run_id: int = 0
+    queue: str = DEFAULT_QUEUE
+    github: Any = None
+    settings: Any = None
+    params: dict[str, Any] = field(default_factory=dict)
+    echo: Callable[[str], None] | None = None
+    stages: list[StageRecord] = field(default_factory=list)
+    artifacts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    status: str = "queued"
+    verdict: str | None = None
+    error: str | None = None
+    lines: list[str] = field(default_factory=list)
+
+    def completed_stages(self) -> dict[str, State]:
+        return {r.stage: r.output for r in self.stages if r.status in ("done", "skipped")}
+
+    def stage_started(self, stage: str) -> None:
+        self.stages.append(StageRecord(stage, "running", started=time.time()))
+        self.log(f"stage {stage}: started")
+
+    def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:
+        record = next(r for r in reversed(self.stages) if r.stage == stage)
+        record.status, record.summary, record.output, record.ended = status, summary, output, time.time()
+        self.log(f"stage {stage}: {status}" + (f" ({summary})" if summary else ""))
+
+    def save_artifact(self, name: str, kind: str, content: str) -> None:
+        self.artifacts[name] = (kind, content)
+
+    def set_status(self, status: str, verdict: str | None = None, error: str | None = None) -> None:
+        self.status, self.verdict, self.error = status, verdict, error
+
+    def log(self, message: str) -> None:
+        self.lines.append(message)
+        if self.echo:
+            self.echo(message)
+
+
+def stderr_echo(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

@@ -1,0 +1,111 @@
+"""Service configuration, read from `SCRUB_*` environment variables.
+
+Built by `get_settings()` when a shell (CLI, API, worker) starts, never at import time, so
+tests can set the environment first. The engine never reads settings: shells pass plain
+values down.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SandboxKind = Literal["bwrap", "none"]
+
+
+def parse_environments(spec: str) -> dict[str, str]:
+    """`"2.11=/envs/a/bin/python,2.13=/envs/b/bin/python"` -> {label: python}, in order."""
+    envs: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        label, sep, python = item.partition("=")
+        if not sep or not label.strip() or not python.strip():
+            raise ValueError(f"SCRUB_ENVIRONMENTS entry {item!r} is not LABEL=PYTHON")
+        envs[label.strip()] = python.strip()
+    return envs
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SCRUB_", extra="ignore")
+
+    data_dir: Path = Path(".scrub")
+    database_url: str = ""
+    broker_url: str = ""
+    webhook_secret: str = ""
+    github_api_url: str = "https://api.github.com"
+    github_token: str = ""
+    github_app_id: str = ""
+    github_private_key: str = ""
+    trigger_label: str = "scrub"
+    environments: str = ""
+    sandbox: SandboxKind | None = None
+    sandbox_memory_mb: int = Field(4096, gt=0)
+    repro_timeout: float = Field(120.0, gt=0)
+    fix_command: str = ""
+    ci_repeat_threshold: int = Field(2, ge=1)
+    public_url: str = ""
+    # Phase limits of the CI job (seed 002: reproduce 5 min, fix 10 min, PR 5 min).
+    phase_reproduce_s: float = Field(300.0, gt=0)
+    phase_fix_s: float = Field(600.0, gt=0)
+    phase_pr_s: float = Field(300.0, gt=0)
+    # Whether this worker may bind GPU device nodes into the sandbox (repro-gpu hosts only).
+    gpu: bool = False
+
+    @field_validator("environments")
+    @classmethod
+    def _environments_parse(cls, value: str) -> str:
+        parse_environments(value)
+        return value
+
+    @property
+    def environment_map(self) -> dict[str, str]:
+        """Named interpreters; the worker's own interpreter when none are configured."""
+        return parse_environments(self.environments) or {"local": sys.executable}
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'scrub.db').resolve()}"
+
+    @property
+    def resolved_broker_url(self) -> str:
+        return self.broker_url or "filesystem://"
+
+    @property
+    def embedded_broker(self) -> bool:
+        return self.resolved_broker_url.startswith("filesystem://")
+
+    @property
+    def resolved_sandbox(self) -> SandboxKind:
+        if self.sandbox:
+            return self.sandbox
+        return "bwrap" if shutil.which("bwrap") else "none"
+
+    @property
+    def github_configured(self) -> bool:
+        return bool(self.github_token or (self.github_app_id and self.github_private_key))
+
+    def ensure_data_dir(self) -> Path:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        return self.data_dir
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The settings of this process, read once from the environment."""
+    return Settings()
+
+
+def reset_settings_cache() -> None:
+    """Forget the cached settings (tests that change the environment call this)."""
+    get_settings.cache_clear()
+
+
+def secret_env_names() -> list[str]:
+    """Names of environment variables that must never reach untrusted code."""
+    return [name for name in os.environ if name.startswith("SCRUB_")]
