@@ -13,6 +13,27 @@ from typing import Any, Protocol
 Json = dict[str, Any]
 
 
+class GitHubAPIError(RuntimeError):
+    """A GitHub call that failed: `status` is the HTTP code (0: no answer, e.g. a timeout),
+    `message` GitHub's message. Implementations raise it instead of their library's errors."""
+
+    def __init__(self, status: int, message: str, method: str = "", path: str = "") -> None:
+        where = f" {method} {path}" if method or path else ""
+        super().__init__(f"GitHub{where} -> {status}: {message}")
+        self.status = status
+        self.message = message
+        self._where = (method, path)
+
+    def __reduce__(self):  # picklable (Celery results), despite the extra arguments
+        return (type(self), (self.status, self.message, *self._where))
+
+    @property
+    def transient(self) -> bool:
+        """Worth retrying later: no answer, rate limited, or a server error."""
+        return self.status == 0 or self.status == 429 or self.status >= 500 or (
+            self.status == 403 and "rate limit" in self.message.lower())
+
+
 def comment_marker(run_id: int, kind: str) -> str:
     return f"<!-- scrubbot:run={run_id}:{kind} -->"
 
