@@ -1,0 +1,158 @@
+"""The error-pattern catalog (seed `003_...txt`, "debugging techniques"): error text -> what to try.
+
+Each entry is (name, regex, hint). `diagnose(text)` returns the first entry that matches, so the
+table runs from the most specific patterns to the most general: an `illegal memory access`
+is also a `CUDA error`, a device-side assert is usually an index out of bounds.
+Hints say what to do next, in the seed's order: make it deterministic, read the real error,
+minimize, then fix; never hide the error behind a try/except.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    regex: re.Pattern[str]
+    hint: str
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    name: str
+    hint: str
+    matched: str  # the text the pattern matched
+
+
+def _p(name: str, regex: str, hint: str) -> Pattern:
+    return Pattern(name, re.compile(regex, re.IGNORECASE), hint)
+
+
+CATALOG: tuple[Pattern, ...] = (
+    _p(
+        "device_side_assert",
+        r"device-side assert(?:ion)? triggered|Assertion `[^`]*(?:index|srcIndex|idx)[^`]*` failed",
+        "A device-side assert is almost always an index out of bounds (embedding lookup, gather, "
+        "cross-entropy target >= num_classes). Rerun on CPU (or with CUDA_LAUNCH_BLOCKING=1) to get "
+        "the real IndexError with the offending index; check indices.min() >= 0 and "
+        "indices.max() < size before the op.",
+    ),
+    _p(
+        "illegal_memory_access",
+        r"illegal memory access|misaligned address|unspecified launch failure",
+        "Asynchronous CUDA error: the reported line is probably not the culprit. Rerun with "
+        "CUDA_LAUNCH_BLOCKING=1 for the failing kernel, then on CPU for a clear error; look for "
+        "out-of-range indices, NaN/Inf inputs and non-contiguous tensors passed to custom kernels. "
+        "compute-sanitizer pinpoints the access.",
+    ),
+    _p(
+        "cuda_oom",
+        r"CUDA out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED|out of memory on device",
+        "CUDA OOM: compare torch.cuda.max_memory_allocated() before/after forward and backward; "
+        "reduce the batch size, free references kept across iterations (losses appended without "
+        ".item(), tensors cached in lists), call torch.cuda.empty_cache() between tests, and check "
+        "for a leak when it only fails late in a shard.",
+    ),
+    _p(
+        "dataloader_worker_died",
+        r"DataLoader worker \(pid[ (]?\w*\)?\)? (?:exited|is killed)|DataLoader worker.*exited unexpectedly",
+        "The error points at the DataLoader but the cause is usually the Dataset: it holds CUDA "
+        "tensors/modules or objects that cannot be pickled, or a worker ran out of (shared) memory. "
+        "Retry with num_workers=0 for the real traceback; try pickle.dumps(dataset); check /dev/shm.",
+    ),
+    _p(
+        "nan_inf",
+        r"\bnan\b|\binf\b.*(?:loss|grad)|Function '\w+' returned nan|detect_anomaly",
+        "NaN/Inf: run the step under torch.autograd.detect_anomaly() to name the op that produced "
+        "it, log gradient norms per parameter (exploding gradients: lower the learning rate or clip), "
+        "and check inputs for NaN/Inf and divisions/logs of zero.",
+    ),
+    _p(
+        "shape_mismatch",
+        r"size of tensor a \(\d+\) must match the size of tensor b|shapes? .* cannot be multiplied|"
+        r"mat\d? and mat\d? shapes|size mismatch|shape '\[[^\]]*\]' is invalid for input of size|"
+        r"expected .* to have \d+ channels|Sizes of tensors must match",
+        "Shape mismatch: the message has the exact sizes. Print x.shape at the user's frame (the "
+        "last frame outside torch/) for both operands, find the layer that produced the wrong size, "
+        "and reproduce it with just those layers and a random tensor of that shape.",
+    ),
+    _p(
+        "device_mismatch",
+        r"Expected all tensors to be on the same device|expected device .* but got device",
+        "Device mismatch: one operand was never moved. Print .device of each input and parameter "
+        "at the failing frame; look for tensors created inside forward() without device=x.device.",
+    ),
+    _p(
+        "dtype_mismatch",
+        r"expected scalar type \w+ but found \w+|result type \w+ can't be cast|"
+        r"Input type \(.*\) and weight type \(.*\) should be the same",
+        "Dtype mismatch: print .dtype of the operands at the failing frame; look for a missing "
+        ".float()/.to(dtype) or autocast enabled on only one side.",
+    ),
+    _p(
+        "inplace_autograd",
+        r"modified by an inplace operation|a leaf Variable that requires grad is being used in an in-place",
+        "An in-place op overwrote a tensor autograd saved. torch.autograd.set_detect_anomaly(True) "
+        "names the forward op; replace the in-place op (x += y, relu_(), x[idx] = ...) with its "
+        "out-of-place form.",
+    ),
+    _p(
+        "nccl_distributed",
+        r"NCCL (?:error|WARN|timeout)|ProcessGroupNCCL|Watchdog caught collective operation timeout|"
+        r"c10d.*(?:timed out|Timeout)",
+        "Collective failure or hang: ranks disagree on the collective sequence or one rank died. "
+        "Set NCCL_DEBUG=INFO and TORCH_DISTRIBUTED_DEBUG=DETAIL, compare per-rank stacks "
+        "(py-spy dump), and check that every rank reaches the same collectives with the same shapes.",
+    ),
+    _p(
+        "cudnn_error",
+        r"CUDNN_STATUS_\w+|cuDNN error",
+        "cuDNN error: rerun with torch.backends.cudnn.enabled=False to confirm, then with "
+        "CUDA_LAUNCH_BLOCKING=1; often a bad input (NaN, wrong layout, empty tensor) or an OOM in disguise.",
+    ),
+    _p(
+        "cuda_error",
+        r"CUDA error|CUDA driver error|cuda runtime error|CUBLAS_STATUS_\w+",
+        "CUDA errors are reported asynchronously: rerun with CUDA_LAUNCH_BLOCKING=1 to get the "
+        "failing kernel, and on CPU to get a readable error.",
+    ),
+    _p(
+        "index_error",
+        r"index -?\d+ is out of bounds|IndexError: index|index out of range",
+        "Index out of bounds: print the index tensor's min/max and the indexed dimension's size at the "
+        "failing frame; check preprocessing (vocab size, number of classes, padding index).",
+    ),
+    _p(
+        "timeout_hang",
+        r"^Timeout\b|Timeout >|Timeout \(\d|timed out after|deadlock",
+        "A hang, not a slow test: read the stack of the hung thread in the excerpt (a lock, a "
+        "collective, a DataLoader worker, a subprocess). Rerun the test alone with the timeout to see "
+        "whether it depends on test order; stress it to measure how often it happens.",
+    ),
+    _p(
+        "segfault",
+        r"Segmentation fault|SIGSEGV|Fatal Python error",
+        "A native crash: rerun the test alone under gdb -ex run --args python -m pytest ... or with "
+        "faulthandler (python -X faulthandler) for the native frame; try CPU vs CUDA and older builds "
+        "to localize the kernel.",
+    ),
+    _p(
+        "tolerance_mismatch",
+        r"Tensor-likes are not close|Mismatched elements|Greatest (?:absolute|relative) difference",
+        "Numerical mismatch: check whether it depends on the seed or the device (nondeterministic "
+        "kernels, TF32: torch.backends.cuda.matmul.allow_tf32); rerun with the same seed to decide "
+        "deterministic vs flaky before touching tolerances.",
+    ),
+)
+
+
+def diagnose(text: str) -> Diagnosis | None:
+    """The first catalog pattern that matches `text` (an error message or a log excerpt)."""
+    for pattern in CATALOG:
+        match = pattern.regex.search(text)
+        if match:
+            return Diagnosis(pattern.name, pattern.hint, match.group(0))
+    return None

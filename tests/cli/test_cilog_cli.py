@@ -1,0 +1,67 @@
+"""`scrub ci-log FILE_OR_RUN_URL [--json]`: archives, text logs, run URLs."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from app.cli.main import app
+from app.settings import reset_settings_cache
+from tests.engine.cilog_samples import build_archive, sample_jobs
+from tests.fakes.fake_github import fake_github  # noqa: F401  (pytest fixture)
+
+KEYS = ["job", "test", "kind", "exception", "message", "signature", "excerpt", "hint"]
+
+
+def _run(*args: str):
+    return CliRunner().invoke(app, ["ci-log", *args])
+
+
+def test_archive_to_json(tmp_path):
+    archive = tmp_path / "logs.zip"
+    archive.write_bytes(build_archive(sample_jobs()))
+    result = _run(str(archive), "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert len(out["jobs"]) == 6 and len(out["failures"]) == 8
+    assert all(set(KEYS) <= set(failure) for failure in out["failures"])
+    assert {f["kind"] for f in out["failures"]} == {"exception", "assertion", "timeout", "signal", "exit"}
+    assert "8 failure(s) in 6 job(s)" in result.stderr  # the human table goes to stderr
+
+
+def test_text_log_human_output(tmp_path):
+    log = tmp_path / "job.txt"
+    log.write_text("FAILED test/a.py::test_x - RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    result = _run(str(log))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "test/a.py::test_x" in result.stderr and "CUDA_LAUNCH_BLOCKING=1" in result.stderr
+
+
+def test_missing_file_and_bad_url_are_clear_errors(tmp_path):
+    assert _run(str(tmp_path / "nope.zip")).exit_code == 2
+    result = _run("https://github.com/o/r/pulls/3")
+    assert result.exit_code == 2 and "not a workflow run URL" in result.stderr
+
+
+def test_run_url_without_credentials_says_what_to_set():
+    result = _run("https://github.com/o/r/actions/runs/5", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "SCRUB_GITHUB_TOKEN" in result.stderr
+
+
+def test_run_url_is_fetched_through_the_github_client(fake_github, monkeypatch):  # noqa: F811
+    jobs = sample_jobs()
+    fake_github.add_workflow_run(
+        "o/r", 77, run_attempt=2,
+        jobs={2: [{"name": job.name, "conclusion": "failure"} for job in jobs]},
+        logs_zip={1: build_archive(jobs[:1]), 2: build_archive(jobs)},
+    )
+    monkeypatch.setenv("SCRUB_GITHUB_TOKEN", "t")
+    monkeypatch.setenv("SCRUB_GITHUB_API_URL", fake_github.url)
+    reset_settings_cache()
+    result = _run("https://github.com/o/r/actions/runs/77/attempts/2", "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert len(out["failures"]) == 8
+    assert "cpp / gtest" in {job["name"] for job in out["jobs"]}  # real names from the jobs API
