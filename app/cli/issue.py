@@ -1,7 +1,95 @@
-"""`scrub` commands of this group (being built)."""
+"""`scrub issue FILE_OR_URL [--json]`: the whole issue pipeline, printing instead of posting.
+
+FILE is a saved `{"issue": {...}, "comments": [...]}` in GitHub's REST shapes; a URL
+`https://github.com/o/r/issues/N` is fetched with the configured GitHub client (read only).
+The comment goes to stdout; progress to stderr. `--json` prints one object: verdict, labels,
+close, comment, selected repro, reported error, reproduction, bisection, minimized repro,
+review findings, the report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import typer
 
+from app.cli.offline_github import OfflineGitHub, load_saved, parse_issue_url, repo_and_number
+from app.cli.output import emit_json, fail, stderr
+
+
+def _load(source: str) -> tuple[OfflineGitHub, str, int]:
+    target = parse_issue_url(source)
+    if target is not None:
+        from app.github.connect import GitHubNotConfigured, github_client
+        from app.settings import get_settings
+
+        try:
+            client = github_client(get_settings())
+        except GitHubNotConfigured as exc:
+            fail(str(exc))
+        repo, number = target
+        return OfflineGitHub(client.get_issue(repo, number), client.list_issue_comments(repo, number)), repo, number
+    path = Path(source)
+    if not path.is_file():
+        fail(f"{source} is neither a file nor a https://github.com/OWNER/REPO/issues/N URL")
+    try:
+        issue, comments = load_saved(path)
+    except ValueError as exc:
+        fail(f"cannot read {path}: {exc}")
+    repo, number = repo_and_number(issue)
+    return OfflineGitHub(issue, comments), repo, number
+
+
+def run_issue(github: OfflineGitHub, repo: str, number: int, settings: Any, *, echo: Any = None) -> dict[str, Any]:
+    """Run every stage here (any queue) and gather what the pipeline decided."""
+    from app.pipelines.base import run_pipeline
+    from app.pipelines.memory import MemoryRunContext
+    from app.pipelines.scrub_issue import STAGES
+
+    ctx = MemoryRunContext(github=github, settings=settings, echo=echo,
+                           params={"repo": repo, "issue": number, "approved_by": "local CLI user"})
+    finished = run_pipeline(STAGES, ctx, any_queue=True)
+    state: dict[str, Any] = {}
+    for record in ctx.stages:
+        state.update(record.output)
+    return {
+        "issue": f"{repo}#{number}",
+        "status": finished.status,
+        "verdict": state.get("verdict"),
+        "labels": github.labels,
+        "close": github.closed,
+        "comment": github.comment,
+        "selected_repro": state.get("repro"),
+        "reported_error": state.get("reported"),
+        "triage": state.get("triage"),
+        "findings": state.get("findings", []),
+        "reproduction": state.get("reproduction"),
+        "bisect": state.get("bisect"),
+        "minimized": state.get("minimized"),
+        "stages": [{"stage": r.stage, "status": r.status, "summary": r.summary} for r in ctx.stages],
+        "report": (ctx.artifacts.get("report.md") or ("", ""))[1],
+    }
+
+
+def issue_command(
+    source: str = typer.Argument(..., metavar="FILE_OR_URL", help="saved issue JSON or an issue URL"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
+) -> None:
+    """Scrub an issue: pick its repro, triage, reproduce in the sandbox, bisect, minimize; print the comment."""
+    from app.pipelines.memory import stderr_echo
+    from app.settings import get_settings
+
+    github, repo, number = _load(source)
+    outcome = run_issue(github, repo, number, get_settings(), echo=stderr_echo)
+    if as_json:
+        emit_json(outcome)
+        return
+    stderr.print(f"verdict: {outcome['verdict']}; labels +{outcome['labels']['add']} -{outcome['labels']['remove']}"
+                 + (f"; would close ({outcome['close']})" if outcome["close"] else ""))
+    typer.echo(outcome["comment"] or "(no comment would be posted)")
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("issue")(issue_command)
+

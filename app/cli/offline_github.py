@@ -1,0 +1,102 @@
+"""A `GitHubPort` for `scrub issue`: serves one saved (or fetched) issue, records every write.
+
+The CLI prints what the pipeline would post instead of posting it. The person running the
+CLI is the maintainer, so the collaborator check answers yes (the run is also marked
+approved); repros still run in the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Json = dict[str, Any]
+
+
+@dataclass
+class Write:
+    action: str  # "comment", "labels", "close"
+    detail: Json
+
+
+@dataclass
+class OfflineGitHub:
+    issue: Json
+    comments: list[Json] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
+
+    def get_issue(self, repo: str, number: int) -> Json:
+        return self.issue
+
+    def list_issue_comments(self, repo: str, number: int) -> list[Json]:
+        return list(self.comments)
+
+    def is_collaborator(self, repo: str, username: str) -> bool:
+        return True
+
+    def upsert_comment(self, repo: str, number: int, marker: str, body: str) -> Json:
+        self.writes = [w for w in self.writes if not (w.action == "comment" and w.detail["marker"] == marker)]
+        self.writes.append(Write("comment", {"marker": marker, "body": body}))
+        return {"body": body}
+
+    def create_comment(self, repo: str, number: int, body: str) -> Json:
+        self.writes.append(Write("comment", {"marker": None, "body": body}))
+        return {"body": body}
+
+    def update_labels(self, repo: str, number: int, add: list[str], remove: list[str]) -> None:
+        self.writes.append(Write("labels", {"add": list(add), "remove": list(remove)}))
+
+    def close_issue(self, repo: str, number: int, reason: str = "completed") -> None:
+        self.writes.append(Write("close", {"reason": reason}))
+
+    @property
+    def comment(self) -> str | None:
+        bodies = [w.detail["body"] for w in self.writes if w.action == "comment"]
+        return bodies[-1] if bodies else None
+
+    @property
+    def labels(self) -> Json:
+        add, remove = [], []
+        for w in self.writes:
+            if w.action == "labels":
+                add += w.detail["add"]
+                remove += w.detail["remove"]
+        return {"add": add, "remove": remove}
+
+    @property
+    def closed(self) -> str | None:
+        return next((w.detail["reason"] for w in self.writes if w.action == "close"), None)
+
+
+def repo_and_number(issue: Json) -> tuple[str, int]:
+    """`owner/name` and the number, from the issue's `html_url` or `repository_url`."""
+    url = issue.get("html_url") or ""
+    if "/issues/" in url:
+        path = url.split("github.com/", 1)[-1]
+        owner_name, _, number = path.partition("/issues/")
+        return owner_name, int(number.split("#")[0].split("/")[0])
+    api = issue.get("repository_url") or ""
+    return "/".join(api.rstrip("/").split("/")[-2:]) or "local/issue", int(issue.get("number") or 0)
+
+
+def load_saved(path: Path) -> tuple[Json, list[Json]]:
+    """`{"issue": {...}, "comments": [...]}`, or a bare issue object."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a JSON object")
+    if "issue" in data:
+        return data["issue"], list(data.get("comments") or [])
+    return data, []
+
+
+def parse_issue_url(url: str) -> tuple[str, int] | None:
+    """`https://github.com/o/r/issues/N` -> ("o/r", N); None for anything else."""
+    prefix = "https://github.com/"
+    if not url.startswith(prefix):
+        return None
+    parts = url[len(prefix):].split("#")[0].strip("/").split("/")
+    if len(parts) == 4 and parts[2] == "issues" and parts[3].isdigit():
+        return f"{parts[0]}/{parts[1]}", int(parts[3])
+    return None

@@ -1,0 +1,104 @@
+"""`scrub issue` on a saved issue and `scrub bisect` across environments, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli.bisect import resolve_envs
+from app.cli.main import app
+from app.cli.offline_github import parse_issue_url, repo_and_number
+from tests.pipelines.envs import PREFIX_BUG, make_envs, remove
+
+FENCE = "```"
+
+
+def saved_issue(tmp_path, body: str, comments: list[dict] | None = None, **issue) -> str:
+    data = {"issue": {"number": 5, "title": "bug", "state": "open", "body": body, "labels": [],
+                      "html_url": "https://github.com/o/r/issues/5", "created_at": "2026-01-01T00:00:00Z",
+                      "user": {"login": "alice", "type": "User"}, **issue},
+            "comments": comments or []}
+    path = tmp_path / "issue.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+@pytest.fixture
+def runner(monkeypatch):
+    monkeypatch.setenv("SCRUB_SANDBOX", "bwrap")
+    monkeypatch.setenv("SCRUB_REPRO_TIMEOUT", "20")
+    return CliRunner()
+
+
+def test_issue_json_reports_what_would_be_posted(tmp_path, runner):
+    body = (f"{FENCE}python\nraise KeyError('weight')\n{FENCE}\n\n{FENCE}\nTraceback (most recent call last):\n"
+            f"KeyError: 'weight'\n{FENCE}")
+    result = runner.invoke(app, ["issue", saved_issue(tmp_path, body, labels=[{"name": "needs reproduction"}]),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["verdict"] == "reproduces" and out["issue"] == "o/r#5"
+    assert out["comment"].startswith("This issue still reproduces on PyTorch ")
+    assert out["labels"] == {"add": [], "remove": ["needs reproduction"]}
+    assert out["selected_repro"]["url"] == "https://github.com/o/r/issues/5"
+    assert out["reported_error"]["expect"] == "KeyError: 'weight'"
+    assert out["reproduction"]["result"]["outcome"] == "error"
+    assert "## Execution Log" in out["report"]
+
+
+def test_issue_prints_the_comment_for_a_fixed_issue(tmp_path, runner):
+    body = f"{FENCE}python\nprint('fine now')\n{FENCE}\n\nValueError: it used to fail"
+    result = runner.invoke(app, ["issue", saved_issue(tmp_path, body)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("This issue no longer reproduces on PyTorch ")
+
+
+def test_issue_refuses_what_is_neither_file_nor_issue_url(runner):
+    result = runner.invoke(app, ["issue", "https://example.com/nope"])
+    assert result.exit_code == 2
+
+
+def test_issue_urls_and_repos_are_parsed():
+    assert parse_issue_url("https://github.com/pytorch/pytorch/issues/123#issuecomment-9") == ("pytorch/pytorch", 123)
+    assert parse_issue_url("https://github.com/pytorch/pytorch/pull/123") is None
+    assert repo_and_number({"html_url": "https://github.com/o/r/issues/7"}) == ("o/r", 7)
+
+
+def test_envs_resolve_through_the_configuration_or_as_pairs():
+    configured = {"2.11": "/py/211", "2.13": "/py/213"}
+    assert resolve_envs("2.11,2.12=/py/212,2.13", configured) == {"2.11": "/py/211", "2.12": "/py/212", "2.13": "/py/213"}
+    with pytest.raises(ValueError, match="2.10"):
+        resolve_envs("2.10,2.13", configured)
+    with pytest.raises(ValueError, match="two"):
+        resolve_envs("2.13", configured)
+
+
+def test_bisect_finds_the_first_environment_where_the_outcome_changes(tmp_path, runner):
+    envs, root = make_envs(["a1", "a2", "a3", "a4", "a5"])
+    try:
+        repro = tmp_path / "repro.py"
+        repro.write_text(PREFIX_BUG.format(broken=("a1", "a2", "a3")))
+        spec = ",".join(f"{label}={python}" for label, python in envs.items())
+        result = runner.invoke(app, ["bisect", str(repro), "--envs", spec, "--json"])
+        assert result.exit_code == 0, result.output
+        out = json.loads(result.stdout)
+        assert (out["first_changed"], out["last_unchanged"]) == ("a4", "a3")
+        assert out["probes"]["a4"] == "passed" and out["probes"]["a1"].startswith("RuntimeError")
+    finally:
+        remove(root)
+
+
+def test_issue_url_is_read_through_the_configured_client_and_nothing_is_written(runner, monkeypatch):
+    from tests.fakes.fake_github import FakeGitHub
+
+    with FakeGitHub() as fake:
+        number = fake.add_issue("o/r", title="bug", user="alice",
+                                body=f"{FENCE}python\nraise KeyError('weight')\n{FENCE}\nKeyError: 'weight'")["number"]
+        monkeypatch.setenv("SCRUB_GITHUB_API_URL", fake.url)
+        monkeypatch.setenv("SCRUB_GITHUB_TOKEN", "cli-token")
+        result = runner.invoke(app, ["issue", f"https://github.com/o/r/issues/{number}", "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["verdict"] == "reproduces"
+        assert fake.writes == []
