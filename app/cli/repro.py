@@ -1,7 +1,88 @@
-"""`scrub` commands of this group (being built)."""
+"""`scrub repro FILE`: run a repro in the sandbox, classify it, report the failure rate.
+
+Local files are treated as untrusted like any other input: they run in the bubblewrap
+sandbox. `SCRUB_SANDBOX=none` is accepted only together with `--trusted`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
+from app.cli.output import emit_json, fail, stderr
+
+JSON_FIELDS = ("outcome", "exception", "message", "signature", "exit_code", "signal", "runs", "failures",
+               "rate", "interval", "verdict", "duration_s", "python", "torch_version", "mode", "output_tail")
+
+
+def resolve_python(option: str | None, environment_map: dict[str, str]) -> tuple[str, str]:
+    """`--python` as an environment label or an interpreter path -> (label, python)."""
+    if not option:
+        label = list(environment_map)[-1]
+        return label, environment_map[label]
+    if option in environment_map:
+        return option, environment_map[option]
+    if Path(option).is_file():
+        return option, option
+    fail(f"--python {option!r} is neither a configured environment ({', '.join(environment_map)}) nor a file")
+    raise AssertionError("unreachable")
+
+
+def repro(
+    file: Path = typer.Argument(..., help="the repro script"),
+    python: str = typer.Option(None, "--python", help="environment label or interpreter path"),
+    runs: int = typer.Option(1, "--runs", min=1, max=1000, help="how many times to run it"),
+    adaptive: bool = typer.Option(False, "--adaptive", help="stop once deterministic/flaky/passes is decided"),
+    timeout: float = typer.Option(None, "--timeout", min=0.1, help="seconds per run (default SCRUB_REPRO_TIMEOUT)"),
+    expect: str = typer.Option(None, "--expect", help='expected error, e.g. "RuntimeError: must match the size"'),
+    trusted: bool = typer.Option(False, "--trusted", help="allow SCRUB_SANDBOX=none for this (trusted) file"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
+) -> None:
+    """Run FILE in the sandbox; outcome, signature, and over --runs the rate and its interval."""
+    from app.engine.environments import InterpreterError
+    from app.engine.reproduce import RunResult, reproduce
+    from app.engine.sandbox import Limits, SandboxSpec, UntrustedCodeRefused
+    from app.settings import get_settings
+
+    if not file.is_file():
+        fail(f"no such file: {file}")
+    try:
+        source = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read {file}: {exc}")
+    settings = get_settings()
+    label, interpreter = resolve_python(python, settings.environment_map)
+    spec = SandboxSpec(kind=settings.resolved_sandbox, python=interpreter,
+                       limits=Limits(memory_mb=settings.sandbox_memory_mb), gpu=settings.gpu)
+    timeout_s = timeout or settings.repro_timeout
+
+    def progress(index: int, run: RunResult) -> None:
+        detail = run.signature or run.outcome
+        stderr.print(f"run {index + 1}: {run.outcome} ({run.duration_s:.2f}s, {run.mode}) {detail}",
+                     markup=False, highlight=False)
+
+    stderr.print(f"running {file} with {label} ({spec.kind} sandbox, timeout {timeout_s:g}s)", markup=False)
+    try:
+        result = reproduce(source, spec, timeout_s=timeout_s, runs=runs, adaptive=adaptive, expect=expect,
+                           trusted=trusted, on_run=progress)
+    except UntrustedCodeRefused:
+        fail("SCRUB_SANDBOX=none runs code unsandboxed; pass --trusted if you trust this file, "
+             "or use SCRUB_SANDBOX=bwrap")
+    except (InterpreterError, RuntimeError, ValueError) as exc:
+        fail(str(exc))
+    data = {name: value for name, value in result.to_dict().items() if name in JSON_FIELDS}
+    if expect:
+        data["match"] = result.match
+    if as_json:
+        emit_json(data)
+    lo, hi = result.interval
+    stderr.print(f"{result.outcome}: {result.signature or 'no error'}", markup=False, highlight=False)
+    stderr.print(f"{result.failures}/{result.runs} failed, rate {result.rate:.2f} (95% CI {lo:.2f}-{hi:.2f}), "
+                 f"{result.verdict}; python {result.python}, torch {result.torch_version}", markup=False)
+    if expect:
+        stderr.print(f"expected {expect!r}: {result.match}", markup=False)
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("repro")(repro)
