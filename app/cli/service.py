@@ -1,7 +1,99 @@
-"""`scrub` commands of this group (being built)."""
+"""`scrub serve`, `scrub worker`, `scrub migrate`: the service on this machine."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+from typing import Annotated
 
 import typer
 
+from app.pipelines.base import QUEUES
+from app.settings import Settings, get_settings
+
+WORKER_STOP_TIMEOUT_S = 20
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command()(serve)
+    app.command()(worker)
+    app.command()(migrate)
+
+
+def migrate() -> None:
+    """Create or upgrade the database tables (Alembic upgrade head)."""
+    from app.db.migrate import upgrade
+
+    settings = get_settings()
+    settings.ensure_data_dir()
+    upgrade(settings.resolved_database_url)
+    typer.echo(f"database is up to date: {_redacted(settings.resolved_database_url)}", err=True)
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    with_worker: Annotated[bool, typer.Option("--worker/--no-worker", help="Also start a Celery worker on all queues.")] = True,
+    concurrency: Annotated[int, typer.Option("-c", "--concurrency", help="Processes of that worker.")] = 2,
+) -> None:
+    """Migrate, start a worker process on all queues, and serve the API and status page."""
+    import uvicorn
+
+    from app.api import create_app
+
+    migrate()
+    settings = get_settings()
+    if not settings.webhook_secret:
+        typer.echo("SCRUB_WEBHOOK_SECRET is not set: webhooks will be refused until it is", err=True)
+    worker_process = _start_worker(settings, concurrency) if with_worker else None
+    api = create_app(settings)
+    gc.freeze()  # what startup built lives forever: keep it out of the collector's passes
+    try:
+        uvicorn.run(api, host=host, port=port, log_level="info", access_log=False)
+    finally:
+        if worker_process is not None:
+            _stop(worker_process)
+
+
+def worker(
+    queues: Annotated[str, typer.Option("-Q", "--queues", help="Comma-separated queues to consume.")] = ",".join(QUEUES),
+    concurrency: Annotated[int, typer.Option("-c", "--concurrency", help="Worker processes.")] = 2,
+    loglevel: Annotated[str, typer.Option("--loglevel")] = "INFO",
+) -> None:
+    """A Celery worker (GPU hosts: `scrub worker -Q repro-gpu`)."""
+    from workers.celery_app import create_celery, worker_argv
+
+    settings = get_settings()
+    names = [q.strip() for q in queues.split(",") if q.strip()]
+    unknown = sorted(set(names) - set(QUEUES))
+    if unknown or not names:
+        raise typer.BadParameter(f"unknown queue(s) {', '.join(unknown) or '(none)'}; queues are {', '.join(QUEUES)}")
+    settings.ensure_data_dir()
+    create_celery(settings).worker_main(worker_argv(settings, names, concurrency, loglevel))
+
+
+def _start_worker(settings: Settings, concurrency: int) -> subprocess.Popen:
+    env = {**os.environ, "SCRUB_DATA_DIR": str(settings.data_dir.resolve())}
+    command = [sys.executable, "-m", "app.cli.main", "worker", "-Q", ",".join(QUEUES), "-c", str(concurrency)]
+    # Its own process group: Ctrl-C reaches the worker through `_stop`, once, not twice.
+    return subprocess.Popen(command, env=env, start_new_session=True)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)  # Celery's warm shutdown: finish the current tasks
+    try:
+        process.wait(WORKER_STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _redacted(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)

@@ -11,7 +11,8 @@ from sqlmodel import Field, SQLModel
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    # Aware: sqlmodel maps `datetime` fields to its UTCDateTime type, which refuses naive values.
+    return datetime.now(timezone.utc)
 
 
 class RunStatus(StrEnum):

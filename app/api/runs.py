@@ -1,0 +1,82 @@
+"""`/api/v1/runs`: the runs, newest first; one run with its stages and artifacts; the buttons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+
+from app.api.deps import ServicesDep, SessionDep
+from app.db import queries
+from app.db.models import Artifact, Run, StageEvent
+from app.pipelines import commands
+
+router = APIRouter(prefix="/api/v1")
+
+
+def run_json(run: Run) -> dict[str, Any]:
+    return {
+        **run.model_dump(include={"id", "kind", "repo", "issue", "target", "trigger", "status", "verdict", "queue", "error", "params"}),
+        **{name: _iso(getattr(run, name)) for name in ("created_at", "updated_at", "started_at", "ended_at")},
+    }
+
+
+def stage_json(event: StageEvent) -> dict[str, Any]:
+    duration = (event.ended_at - event.started_at).total_seconds() if event.ended_at else None
+    return {
+        **event.model_dump(include={"stage", "status", "summary", "output", "attempt"}),
+        "started_at": _iso(event.started_at),
+        "ended_at": _iso(event.ended_at),
+        "duration_s": duration,
+    }
+
+
+def artifact_json(artifact: Artifact) -> dict[str, Any]:
+    return {**artifact.model_dump(include={"name", "kind", "content", "path"}), "created_at": _iso(artifact.created_at)}
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+@router.get("/runs")
+def list_runs(session: SessionDep, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+    return [run_json(run) for run in queries.list_runs(session, min(max(limit, 1), 500), max(offset, 0))]
+
+
+@router.get("/runs/{run_id}")
+def get_run(run_id: int, session: SessionDep) -> dict[str, Any]:
+    detail = queries.run_detail(session, run_id)
+    if detail is None:
+        raise HTTPException(404, f"run {run_id} not found")
+    return {
+        **run_json(detail.run),
+        "stages": [stage_json(e) for e in detail.stages],
+        "artifacts": [artifact_json(a) for a in detail.artifacts],
+    }
+
+
+@router.post("/runs/{run_id}/approve")
+def approve_run(run_id: int, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
+    """Same as `/scrub approve`. The status page has no login: deploy it behind your auth."""
+    return _act(run_id, session, services, lambda run: commands.approve(session, run, "status page"), next)
+
+
+@router.post("/runs/{run_id}/retry")
+def retry_run(run_id: int, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
+    return _act(run_id, session, services, lambda run: commands.retry(session, run), next)
+
+
+def _act(run_id: int, session: Any, services: Any, action: Any, next_page: str | None) -> Response:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise HTTPException(404, f"run {run_id} not found")
+    outcome = action(run)
+    session.commit()
+    if outcome.enqueue_on:
+        services.enqueuer.run_pipeline(run_id, outcome.enqueue_on)
+    if next_page and next_page.startswith("/") and not next_page.startswith("//"):
+        return RedirectResponse(next_page, status_code=303)
+    status_code = 202 if outcome.enqueue_on else 409
+    return JSONResponse({"message": outcome.message, "run_id": run_id, "queued": bool(outcome.enqueue_on)}, status_code)

@@ -1,0 +1,119 @@
+"""`POST /webhooks/github`: verify, record by delivery id, route, enqueue; answer in milliseconds."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import asdict
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.api.deps import Services, ServicesDep
+from app.db import queries
+from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, repo_of, route, verify_signature
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+
+def _reply(status_code: int, status: str, **extra: object) -> JSONResponse:
+    return JSONResponse({"status": status, **extra}, status_code=status_code)
+
+
+@router.post("/webhooks/github")
+async def github_webhook(request: Request, services: ServicesDep) -> JSONResponse:
+    secret = services.settings.webhook_secret
+    if not secret:
+        return _reply(503, "refused", detail="webhooks are refused until SCRUB_WEBHOOK_SECRET is set")
+    body = await request.body()
+    if not verify_signature(secret, body, request.headers.get("X-Hub-Signature-256")):
+        return _reply(401, "unauthorized", detail="missing or invalid X-Hub-Signature-256")
+    event, delivery_id = request.headers.get("X-GitHub-Event"), request.headers.get("X-GitHub-Delivery")
+    if not event or not delivery_id:
+        return _reply(400, "bad_request", detail="X-GitHub-Event and X-GitHub-Delivery are required")
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return _reply(400, "bad_request", detail="body is not valid JSON")
+    if not isinstance(payload, dict):
+        return _reply(400, "bad_request", detail="body is not a JSON object")
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(services.ingest_executor, ingest, services, delivery_id[:100], event[:100], payload)
+
+
+def ingest(services: Services, delivery_id: str, event: str, payload: dict) -> JSONResponse:
+    try:
+        decision: Decision = route(event, payload, services.settings.trigger_label)
+    except Exception:  # a payload shape nobody foresaw must not cost GitHub a 5xx
+        log.exception("delivery %s (%s) could not be routed", delivery_id, event)
+        decision = Ignore("unroutable payload")
+    try:
+        return _record_and_enqueue(services, delivery_id, event, payload, decision)
+    except SQLAlchemyError:
+        log.exception("delivery %s not recorded", delivery_id)
+        return _reply(503, "unavailable", detail="database unavailable; redeliver later")
+
+
+def _record_and_enqueue(
+    services: Services, delivery_id: str, event: str, payload: dict, decision: Decision
+) -> JSONResponse:
+    recorded, run_id = _record(services, delivery_id, event, payload, decision)
+    if recorded is None:
+        return _reply(200, "duplicate")
+    if isinstance(recorded, Ignore):
+        return _reply(200, "pong" if recorded.reason == "pong" else "ignored", reason=recorded.reason)
+    return _enqueue(services, delivery_id, recorded, run_id)
+
+
+def _record(
+    services: Services, delivery_id: str, event: str, payload: dict, decision: Decision
+) -> tuple[Decision | None, int | None]:
+    """Store the delivery (and the run it starts) in one transaction; None when seen before."""
+    action = payload.get("action") if isinstance(payload.get("action"), str) else None
+    delivery = (delivery_id, event, action, repo_of(payload)[:200] or None)
+    if not isinstance(decision, StartRun):  # most deliveries: one INSERT, no ORM
+        with services.database.engine.begin() as connection:
+            fresh = queries.record_delivery(connection, *delivery, outcome_of(decision, None))
+        return (decision if fresh else None), None
+    with services.database.session() as session:
+        if not queries.record_delivery(session.connection(), *delivery, "received"):
+            return None, None
+        run_id = None
+        active = queries.active_issue_run(session, decision.repo, decision.issue) if decision.issue else None
+        if active is not None:
+            decision = Ignore(f"run {active.id} is already {active.status} for this issue")
+        else:
+            run_id = queries.create_run(session, **asdict(decision)).id
+        queries.set_delivery_outcome(session, delivery_id, outcome_of(decision, run_id), run_id)
+        session.commit()
+        return decision, run_id
+
+
+def outcome_of(decision: Decision, run_id: int | None) -> str:
+    if isinstance(decision, Ignore):
+        return "pong" if decision.reason == "pong" else f"ignored: {decision.reason}"
+    if isinstance(decision, RunCommand):
+        return f"/scrub {decision.command} queued"
+    return f"{decision.kind} run {run_id} queued"
+
+
+def _enqueue(services: Services, delivery_id: str, decision: Decision, run_id: int | None) -> JSONResponse:
+    try:
+        if isinstance(decision, RunCommand):
+            services.enqueuer.handle_comment(**asdict(decision))
+            return _reply(202, "queued", command=decision.command)
+        assert run_id is not None
+        services.enqueuer.run_pipeline(run_id)
+        return _reply(202, "queued", run_id=run_id)
+    except Exception as exc:  # broker down: keep the record, make the failure visible
+        log.exception("delivery %s recorded but not enqueued", delivery_id)
+        error = f"could not enqueue: {type(exc).__name__}: {exc}"
+        with services.database.session() as session:
+            queries.set_delivery_outcome(session, delivery_id, error, run_id)
+            if run_id is not None:
+                queries.fail_run(session, run_id, error)
+            session.commit()
+        return _reply(202, "not_queued", run_id=run_id, detail=error)

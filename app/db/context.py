@@ -1,0 +1,115 @@
+"""A `RunContext` (see app/pipelines/base.py) that records everything in the database.
+
+Workers build one per task. Each call opens its own short session, so what a stage records
+is visible on the status page at once and survives a worker that dies mid-stage.
+
+Beyond the port, pipelines may use `database`, `repo`, `issue`, `target`, `installation_id`;
+a stage whose output lists `spawned_runs` (ids of runs it created) has them enqueued once it
+is recorded as done.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Callable
+
+from app.db import queries
+from app.db.models import FINISHED, Run, RunStatus, StageEvent, utcnow
+from app.db.session import Database
+from app.pipelines.base import State
+
+LOG_ARTIFACT = "log"
+_LOG_LIMIT = 200_000  # characters of run log kept; older lines are dropped first
+
+
+class DbRunContext:
+    def __init__(
+        self,
+        database: Database,
+        run: Run,
+        settings: Any,
+        github_factory: Callable[[], Any] | None = None,
+        on_spawned: Callable[[list[int]], None] | None = None,
+    ) -> None:
+        assert run.id is not None
+        self.database = database
+        self.settings = settings
+        self.run_id: int = run.id
+        self.queue: str = run.queue
+        self.params: dict[str, Any] = dict(run.params or {})
+        # Also on hand for pipelines, though not part of the RunContext port:
+        self.kind, self.repo, self.issue, self.target = run.kind, run.repo, run.issue, run.target
+        self.installation_id = run.installation_id
+        self._github_factory = github_factory
+        self._on_spawned = on_spawned
+
+    @cached_property
+    def github(self) -> Any:
+        """Built on first use: a run that never talks to GitHub needs no credentials."""
+        return self._github_factory() if self._github_factory else None
+
+    def completed_stages(self) -> dict[str, State]:
+        with self.database.session() as session:
+            latest: dict[str, Any] = {}
+            for event in queries.stage_events(session, self.run_id):
+                latest[event.stage] = event
+        return {name: dict(e.output or {}) for name, e in latest.items() if e.status in ("done", "skipped")}
+
+    def stage_started(self, stage: str) -> None:
+        with self.database.session() as session:
+            attempt = queries.next_attempt(session, self.run_id, stage)
+            session.add(StageEvent(run_id=self.run_id, stage=stage, status="running", attempt=attempt))
+            session.commit()
+
+    def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:
+        with self.database.session() as session:
+            event = queries.latest_stage_event(session, self.run_id, stage)
+            if event is None or event.status != "running":
+                event = StageEvent(run_id=self.run_id, stage=stage, status=status)
+            event.status, event.summary, event.output, event.ended_at = status, summary, output, utcnow()
+            session.add(event)
+            session.commit()
+        self.log(f"stage {stage}: {status}" + (f" ({summary})" if summary else ""))
+        spawned = [int(run_id) for run_id in (output or {}).get("spawned_runs") or []]
+        if status == "done" and spawned and self._on_spawned:
+            # Once: a stage recorded as done never runs again, so neither does this.
+            self._on_spawned(spawned)
+
+    def save_artifact(self, name: str, kind: str, content: str) -> None:
+        with self.database.session() as session:
+            queries.upsert_artifact(session, self.run_id, name, kind, content)
+            session.commit()
+
+    def set_status(self, status: str, verdict: str | None = None, error: str | None = None) -> None:
+        with self.database.session() as session:
+            run = session.get(Run, self.run_id)
+            if run is None:
+                return
+            run.status = status
+            if verdict is not None:
+                run.verdict = verdict[:500]
+            if error is not None:
+                run.error = error
+            if status == RunStatus.running and run.started_at is None:
+                run.started_at = utcnow()
+            if status in FINISHED:
+                run.ended_at = utcnow()
+            session.add(queries.touch(run))
+            session.commit()
+
+    def set_queue(self, queue: str) -> None:
+        """Record the queue the run continues on (before a handoff is enqueued)."""
+        with self.database.session() as session:
+            run = session.get(Run, self.run_id)
+            if run is not None:
+                run.queue, self.queue = queue, queue
+                session.add(queries.touch(run))
+                session.commit()
+
+    def log(self, message: str) -> None:
+        stamp = utcnow().strftime("%H:%M:%S")
+        with self.database.session() as session:
+            artifact = queries.find_artifact(session, self.run_id, LOG_ARTIFACT)
+            text = ((artifact.content or "") if artifact else "") + f"{stamp} {message}\n"
+            queries.upsert_artifact(session, self.run_id, LOG_ARTIFACT, "log", text[-_LOG_LIMIT:])
+            session.commit()

@@ -1,0 +1,135 @@
+"""The service's queries, in one place. Each takes an open session (or connection); callers commit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from app.db.models import Artifact, Delivery, Run, RunStatus, StageEvent, utcnow
+
+ACTIVE = (RunStatus.queued, RunStatus.running, RunStatus.awaiting_approval)
+
+
+@dataclass
+class RunDetail:
+    run: Run
+    stages: list[StageEvent]
+    artifacts: list[Artifact]
+
+
+def record_delivery(connection: Connection, delivery_id: str, event: str, action: str | None, repo: str | None, outcome: str) -> bool:
+    """Insert the delivery (uncommitted); False when GitHub already delivered this id.
+
+    One `INSERT ... ON CONFLICT DO NOTHING` on SQLite and Postgres, on a Core connection (the
+    webhook path is hot): no read first, and a redelivery racing in from another thread or
+    process is recognised by the database.
+    """
+    values = {"id": delivery_id, "event": event, "action": action, "repo": repo, "received_at": utcnow(), "outcome": outcome[:200]}
+    dialect = connection.dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+        statement = insert(Delivery).values(**values).on_conflict_do_nothing(index_elements=["id"])
+        return connection.execute(statement.returning(Delivery.id)).first() is not None  # rowcount: -1 on psycopg
+    try:
+        with connection.begin_nested():
+            connection.execute(Delivery.__table__.insert().values(**values))  # type: ignore[attr-defined]
+    except IntegrityError:
+        return False
+    return True
+
+
+def set_delivery_outcome(session: Session, delivery_id: str, outcome: str, run_id: int | None = None) -> None:
+    statement = update(Delivery).where(col(Delivery.id) == delivery_id).values(outcome=outcome[:200], run_id=run_id)
+    session.exec(statement)  # type: ignore[call-overload]
+
+
+def create_run(session: Session, **fields: Any) -> Run:
+    run = Run(**fields)
+    session.add(run)
+    session.flush()
+    return run
+
+
+def active_issue_run(session: Session, repo: str, issue: int) -> Run | None:
+    """The issue's run that is still queued, running or awaiting approval, if any."""
+    query = (
+        select(Run)
+        .where(Run.kind == "issue", Run.repo == repo, Run.issue == issue, col(Run.status).in_(ACTIVE))
+        .order_by(col(Run.id).desc())
+    )
+    return session.exec(query).first()
+
+
+def latest_issue_run(session: Session, repo: str, issue: int, status: str | None = None) -> Run | None:
+    query = select(Run).where(Run.kind == "issue", Run.repo == repo, Run.issue == issue)
+    if status is not None:
+        query = query.where(Run.status == status)
+    return session.exec(query.order_by(col(Run.id).desc())).first()
+
+
+def list_runs(session: Session, limit: int = 100, offset: int = 0) -> list[Run]:
+    """Newest first."""
+    query = select(Run).order_by(col(Run.created_at).desc(), col(Run.id).desc()).offset(offset).limit(limit)
+    return list(session.exec(query))
+
+
+def run_detail(session: Session, run_id: int) -> RunDetail | None:
+    run = session.get(Run, run_id)
+    if run is None:
+        return None
+    stages = session.exec(select(StageEvent).where(StageEvent.run_id == run_id).order_by(col(StageEvent.id)))
+    artifacts = session.exec(select(Artifact).where(Artifact.run_id == run_id).order_by(col(Artifact.id)))
+    return RunDetail(run, list(stages), list(artifacts))
+
+
+def stage_events(session: Session, run_id: int) -> list[StageEvent]:
+    return list(session.exec(select(StageEvent).where(StageEvent.run_id == run_id).order_by(col(StageEvent.id))))
+
+
+def latest_stage_event(session: Session, run_id: int, stage: str) -> StageEvent | None:
+    query = select(StageEvent).where(StageEvent.run_id == run_id, StageEvent.stage == stage)
+    return session.exec(query.order_by(col(StageEvent.id).desc())).first()
+
+
+def next_attempt(session: Session, run_id: int, stage: str) -> int:
+    query = select(func.count()).select_from(StageEvent).where(StageEvent.run_id == run_id, StageEvent.stage == stage)
+    return int(session.exec(query).one()) + 1
+
+
+def delete_stage_events(session: Session, run_id: int, stages: list[str] | None = None) -> None:
+    """Forget the run's stage events (all of them, or those of `stages`) so they run again."""
+    statement = delete(StageEvent).where(col(StageEvent.run_id) == run_id)
+    if stages is not None:
+        statement = statement.where(col(StageEvent.stage).in_(stages))
+    session.exec(statement)  # type: ignore[call-overload]
+
+
+def upsert_artifact(session: Session, run_id: int, name: str, kind: str, content: str) -> Artifact:
+    artifact = find_artifact(session, run_id, name)
+    if artifact is None:
+        artifact = Artifact(run_id=run_id, name=name)
+    artifact.kind, artifact.content, artifact.created_at = kind, content, utcnow()
+    session.add(artifact)
+    return artifact
+
+
+def touch(run: Run) -> Run:
+    run.updated_at = utcnow()
+    return run
+
+
+def find_artifact(session: Session, run_id: int, name: str) -> Artifact | None:
+    return session.exec(select(Artifact).where(Artifact.run_id == run_id, Artifact.name == name)).first()
+
+
+def fail_run(session: Session, run_id: int, error: str) -> None:
+    run = session.get(Run, run_id)
+    if run is not None:
+        run.status, run.error, run.ended_at = RunStatus.failed, error, utcnow()
+        session.add(touch(run))

@@ -1,0 +1,59 @@
+"""The database handle: an engine and short-lived sessions, built from a URL on demand.
+
+Nothing here runs at import time. A process asks `database_for(url)` once it knows its
+settings; tests build a `Database` per temporary file.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlmodel import Session
+
+
+def _tune_sqlite(dbapi_connection, _record) -> None:
+    # WAL lets the API read while the worker writes; busy_timeout waits instead of failing.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
+    event.listen(engine, "connect", _tune_sqlite)
+    return engine
+
+
+class Database:
+    """An engine plus a session factory. `with db.session() as s:` commits nothing by itself."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+@lru_cache(maxsize=8)
+def database_for(url: str) -> Database:
+    """One `Database` per URL per process (the API and each worker process share theirs)."""
+    return Database(url)

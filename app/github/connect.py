@@ -1,0 +1,24 @@
+"""Build the GitHub client a run talks through, from settings and the run's installation.
+
+Contract with `app.github.client`: `GitHubClient.from_settings(settings, installation_id=...)`
+returns an object implementing `app.github.port.GitHubPort` (token mode, or App mode with an
+installation token for `installation_id`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class GitHubNotConfigured(RuntimeError):
+    pass
+
+
+def github_client(settings: Any, installation_id: int | None = None) -> Any:
+    if not settings.github_configured:
+        raise GitHubNotConfigured(
+            "GitHub is not configured: set SCRUB_GITHUB_TOKEN, or SCRUB_GITHUB_APP_ID and SCRUB_GITHUB_PRIVATE_KEY"
+        )
+    from app.github.client import GitHubClient  # imported on use: the CLI and tests run without it
+
+    return GitHubClient.from_settings(settings, installation_id=installation_id)

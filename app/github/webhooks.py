@@ -1,0 +1,189 @@
+"""Webhook deliveries: signature check and routing, over the raw bytes and a plain dict.
+
+Payloads are read leniently (`dig`), never through strict models: GitHub adds fields, omits
+others, and a delivery must not be dropped for a field we do not use. `route` is pure: it
+says what a delivery asks for; the API records it and enqueues.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.pipelines.commands import parse_command
+
+DISPATCH_WORKFLOW = "scrub-dispatch.yml"
+
+
+def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
+    """`X-Hub-Signature-256: sha256=<hex>` over the exact body, compared in constant time."""
+    if not secret or not header or not header.startswith("sha256="):
+        return False
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, header.removeprefix("sha256=").strip().lower())
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The header value GitHub would send (tests and the benchmark sign with it)."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def dig(data: Any, *path: str, default: Any = None) -> Any:
+    """`data[p0][p1]...`, or `default` when any step is missing or not a mapping."""
+    for key in path:
+        if not isinstance(data, dict):
+            return default
+        data = data.get(key)
+    return default if data is None else data
+
+
+def as_int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class StartRun:
+    """Create a run of `kind` and enqueue it."""
+
+    kind: str
+    repo: str
+    target: str
+    trigger: str
+    issue: int | None = None
+    installation_id: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    """A `/scrub` command; the worker checks the commenter is a collaborator, then acts."""
+
+    command: str
+    repo: str
+    issue: int
+    user: str
+    installation_id: int | None
+    issue_url: str
+
+
+@dataclass(frozen=True)
+class Ignore:
+    reason: str
+
+
+Decision = StartRun | RunCommand | Ignore
+
+
+def repo_of(payload: dict[str, Any]) -> str:
+    return str(dig(payload, "repository", "full_name", default=""))
+
+
+def route(event: str, payload: dict[str, Any], trigger_label: str) -> Decision:
+    action = payload.get("action")
+    if event == "ping":
+        return Ignore("pong")
+    if event == "issues" and action == "labeled":
+        return _labeled(payload, trigger_label)
+    if event == "issue_comment" and action == "created":
+        return _comment(payload)
+    if event == "workflow_run" and action == "completed":
+        return _workflow_run(payload)
+    if event == "workflow_dispatch":
+        return _dispatch(payload)
+    return Ignore(f"{event}.{action}" if action else event)
+
+
+def _labeled(payload: dict[str, Any], trigger_label: str) -> Decision:
+    label = dig(payload, "label", "name", default="")
+    number = as_int(dig(payload, "issue", "number"))
+    if label != trigger_label:
+        return Ignore(f"label {label!r} is not the trigger label")
+    if number is None or not repo_of(payload):
+        return Ignore("labeled event without an issue number or repository")
+    repo, url = repo_of(payload), dig(payload, "issue", "html_url", default="")
+    return StartRun(
+        kind="issue",
+        repo=repo,
+        target=url,
+        trigger="label",
+        issue=number,
+        installation_id=as_int(dig(payload, "installation", "id")),
+        params={
+            "repo": repo,
+            "issue": number,
+            "url": url,
+            "requested_by": dig(payload, "sender", "login", default=""),
+            "author_association": dig(payload, "issue", "author_association", default=""),
+        },
+    )
+
+
+def _comment(payload: dict[str, Any]) -> Decision:
+    command = parse_command(dig(payload, "comment", "body", default=""))
+    if command is None:
+        return Ignore("comment is not a /scrub command")
+    if dig(payload, "comment", "user", "type") == "Bot" or dig(payload, "sender", "type") == "Bot":
+        return Ignore("comment by a bot")
+    number, repo = as_int(dig(payload, "issue", "number")), repo_of(payload)
+    user = dig(payload, "comment", "user", "login") or dig(payload, "sender", "login", default="")
+    if number is None or not repo or not user:
+        return Ignore("command without an issue, repository or user")
+    return RunCommand(
+        command=command.name,
+        repo=repo,
+        issue=number,
+        user=str(user),
+        installation_id=as_int(dig(payload, "installation", "id")),
+        issue_url=dig(payload, "issue", "html_url", default=""),
+    )
+
+
+def _workflow_run(payload: dict[str, Any]) -> Decision:
+    run = dig(payload, "workflow_run", default={})
+    if dig(run, "conclusion") != "failure":
+        return Ignore(f"workflow run concluded {dig(run, 'conclusion')!r}, not failure")
+    run_id, repo = as_int(dig(run, "id")), repo_of(payload)
+    if run_id is None or not repo:
+        return Ignore("workflow run without an id or repository")
+    return StartRun(
+        kind="ci_ingest",
+        repo=repo,
+        target=dig(run, "html_url", default=""),
+        trigger="workflow_run",
+        installation_id=as_int(dig(payload, "installation", "id")),
+        params={
+            "repo": repo,
+            "url": dig(run, "html_url", default=""),
+            "workflow_run_id": run_id,
+            "run_attempt": as_int(dig(run, "run_attempt")) or 1,
+            "head_sha": dig(run, "head_sha", default=""),
+            "head_branch": dig(run, "head_branch", default=""),
+            "name": dig(run, "name", default=""),
+            "workflow_path": dig(run, "path", default=""),
+            "event": dig(run, "event", default=""),
+        },
+    )
+
+
+def _dispatch(payload: dict[str, Any]) -> Decision:
+    workflow = str(dig(payload, "workflow", default=""))
+    if not workflow.endswith(DISPATCH_WORKFLOW):
+        return Ignore(f"workflow_dispatch of {workflow or 'an unnamed workflow'}, not {DISPATCH_WORKFLOW}")
+    repo = repo_of(payload)
+    if not repo:
+        return Ignore("workflow_dispatch without a repository")
+    inputs = dig(payload, "inputs", default={})
+    inputs = inputs if isinstance(inputs, dict) else {}
+    return StartRun(
+        kind="improve",
+        repo=repo,
+        target=str(inputs.get("url") or dig(payload, "repository", "html_url", default="")),
+        trigger="dispatch",
+        installation_id=as_int(dig(payload, "installation", "id")),
+        params={**inputs, "repo": repo, "ref": dig(payload, "ref", default=""), "workflow": workflow},
+    )

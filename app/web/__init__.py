@@ -1,0 +1,1 @@
+"""The status page: server-rendered HTML, escaped everywhere (repro output is untrusted)."""

@@ -1,0 +1,213 @@
+"""`POST /webhooks/github` with GitHub's own example payloads, signed as GitHub signs them."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from sqlmodel import select
+
+from app.db.models import Delivery, Run
+from tests.foundation import SECRET, deliver, load_payload, webhook_headers
+
+
+def labeled_with(fixtures, label: str) -> dict:
+    payload = load_payload(fixtures, "issues/labeled.payload.json")
+    payload["label"]["name"] = label
+    return payload
+
+
+def failed_workflow_run(fixtures) -> dict:
+    payload = load_payload(fixtures, "workflow_run/completed.payload.json")
+    payload["workflow_run"]["conclusion"] = "failure"  # upstream has no failure example
+    return payload
+
+
+def runs(database) -> list[Run]:
+    with database.session() as session:
+        return list(session.exec(select(Run)))
+
+
+def test_every_example_payload_is_answered_2xx(client, webhook_fixtures, database):
+    files = sorted(webhook_fixtures.rglob("*.json"))
+    assert len(files) == 273
+    refused = {}
+    for path in files:
+        event = path.relative_to(webhook_fixtures).parts[0]
+        response = deliver(client, event, path.read_bytes())
+        if not 200 <= response.status_code < 300:
+            refused[str(path.relative_to(webhook_fixtures))] = (response.status_code, response.text)
+    assert refused == {}
+    with database.session() as session:
+        assert len(list(session.exec(select(Delivery)))) == 273
+
+
+def test_missing_or_bad_signature_is_401(client, webhook_fixtures, enqueuer):
+    body = (webhook_fixtures / "ping/payload.json").read_bytes()
+    headers = webhook_headers("ping", body)
+    assert client.post("/webhooks/github", content=body, headers={**headers, "X-Hub-Signature-256": ""}).status_code == 401
+    unsigned = {k: v for k, v in headers.items() if k != "X-Hub-Signature-256"}
+    assert client.post("/webhooks/github", content=body, headers=unsigned).status_code == 401
+    wrong = webhook_headers("ping", body, secret="another-secret")
+    assert client.post("/webhooks/github", content=body, headers=wrong).status_code == 401
+    tampered = body.replace(b"Codertocat", b"Mallory") if b"Codertocat" in body else body + b" "
+    assert client.post("/webhooks/github", content=tampered, headers=headers).status_code == 401
+    assert enqueuer.runs == [] and enqueuer.comments == []
+
+
+def test_malformed_json_is_400(client):
+    assert deliver(client, "issues", b'{"action": "labeled",').status_code == 400
+    assert deliver(client, "issues", b'["not", "an", "object"]').status_code == 400
+
+
+def test_refused_until_a_secret_is_configured(settings, database, enqueuer, webhook_fixtures):
+    from fastapi.testclient import TestClient
+
+    from app.api import create_app
+
+    settings.webhook_secret = ""
+    with TestClient(create_app(settings, enqueuer=enqueuer)) as unconfigured:
+        response = deliver(unconfigured, "ping", (webhook_fixtures / "ping/payload.json").read_bytes())
+    assert response.status_code == 503
+    assert "SCRUB_WEBHOOK_SECRET" in response.json()["detail"]
+
+
+def test_ping_is_answered(client, webhook_fixtures):
+    response = deliver(client, "ping", load_payload(webhook_fixtures, "ping/with-app_id.payload.json"))
+    assert response.status_code == 200 and response.json()["status"] == "pong"
+
+
+def test_trigger_label_starts_one_issue_run(client, webhook_fixtures, database, enqueuer):
+    response = deliver(client, "issues", labeled_with(webhook_fixtures, "scrub"))
+    assert response.status_code == 202
+    [run] = runs(database)
+    assert (run.kind, run.repo, run.issue, run.trigger, run.status) == ("issue", "Codertocat/Hello-World", 1, "label", "queued")
+    assert run.target == "https://github.com/Codertocat/Hello-World/issues/1"
+    assert run.params["issue"] == 1 and run.params["author_association"] == "OWNER"
+    assert enqueuer.runs == [(run.id, "default")]
+    assert response.json() == {"status": "queued", "run_id": run.id}
+
+
+def test_other_labels_are_ignored(client, webhook_fixtures, database, enqueuer):
+    response = deliver(client, "issues", load_payload(webhook_fixtures, "issues/labeled.payload.json"))
+    assert response.status_code == 200 and response.json()["status"] == "ignored"
+    assert runs(database) == [] and enqueuer.runs == []
+
+
+def test_redelivery_is_acknowledged_and_ignored(client, webhook_fixtures, database, enqueuer):
+    payload = labeled_with(webhook_fixtures, "scrub")
+    first = deliver(client, "issues", payload, delivery="d-1")
+    again = deliver(client, "issues", payload, delivery="d-1")
+    assert first.status_code == 202
+    assert again.status_code == 200 and again.json() == {"status": "duplicate"}
+    assert len(runs(database)) == 1 and len(enqueuer.runs) == 1
+
+
+def test_no_second_active_run_for_the_same_issue(client, webhook_fixtures, database, enqueuer):
+    deliver(client, "issues", labeled_with(webhook_fixtures, "scrub"))
+    second = deliver(client, "issues", labeled_with(webhook_fixtures, "scrub"))
+    assert second.status_code == 200 and "already queued" in second.json()["reason"]
+    assert len(runs(database)) == 1 and len(enqueuer.runs) == 1
+    with database.session() as session:
+        outcomes = sorted(d.outcome for d in session.exec(select(Delivery)))
+    assert outcomes[0].startswith("ignored: run 1 is already queued")
+
+
+def test_a_configured_trigger_label_is_used(settings, client, webhook_fixtures, database):
+    settings.trigger_label = "needs-repro"
+    assert deliver(client, "issues", labeled_with(webhook_fixtures, "scrub")).status_code == 200
+    assert deliver(client, "issues", labeled_with(webhook_fixtures, "needs-repro")).status_code == 202
+
+
+def test_failed_workflow_run_starts_ci_ingest(client, webhook_fixtures, database, enqueuer):
+    payload = failed_workflow_run(webhook_fixtures)
+    assert deliver(client, "workflow_run", payload).status_code == 202
+    [run] = runs(database)
+    workflow_run = payload["workflow_run"]
+    assert (run.kind, run.trigger, run.issue, run.target) == ("ci_ingest", "workflow_run", None, workflow_run["html_url"])
+    assert run.params["workflow_run_id"] == workflow_run["id"]
+    assert run.params["head_sha"] == workflow_run["head_sha"] and run.params["run_attempt"] == workflow_run["run_attempt"]
+    assert enqueuer.runs == [(run.id, "default")]
+
+
+def test_successful_workflow_run_is_ignored(client, webhook_fixtures, database):
+    response = deliver(client, "workflow_run", load_payload(webhook_fixtures, "workflow_run/completed.payload.json"))
+    assert response.status_code == 200 and runs(database) == []
+
+
+def test_dispatch_of_the_scrub_workflow_starts_an_improve_run(client, webhook_fixtures, database, enqueuer):
+    payload = load_payload(webhook_fixtures, "workflow_dispatch/payload.json")
+    assert deliver(client, "workflow_dispatch", payload).status_code == 200  # another workflow
+    payload = copy.deepcopy(payload)
+    payload["workflow"] = ".github/workflows/scrub-dispatch.yml"
+    payload["inputs"] = {"deterministic": "true", "url": "https://github.com/octo-org/octo-repo/actions/runs/1"}
+    assert deliver(client, "workflow_dispatch", payload).status_code == 202
+    [run] = runs(database)
+    assert (run.kind, run.trigger, run.target) == ("improve", "dispatch", payload["inputs"]["url"])
+    assert run.params["deterministic"] == "true" and run.params["ref"] == "refs/heads/master"
+
+
+def test_scrub_comment_enqueues_the_command_for_the_worker(client, webhook_fixtures, database, enqueuer):
+    payload = load_payload(webhook_fixtures, "issue_comment/created.with-installation.payload.json")
+    payload["comment"]["body"] = "/scrub approve\nplease"
+    assert deliver(client, "issue_comment", payload).status_code == 202
+    [command] = enqueuer.comments
+    assert command["command"] == "approve" and command["issue"] == payload["issue"]["number"]
+    assert command["user"] == payload["comment"]["user"]["login"]
+    assert command["installation_id"] == payload["installation"]["id"]
+    assert runs(database) == []  # the collaborator check happens in the worker
+
+
+def test_plain_comments_and_unknown_subcommands(client, webhook_fixtures, enqueuer):
+    payload = load_payload(webhook_fixtures, "issue_comment/created.payload.json")
+    assert deliver(client, "issue_comment", payload).status_code == 200
+    payload["comment"]["body"] = "/scrub frobnicate"
+    assert deliver(client, "issue_comment", payload).status_code == 202
+    assert [c["command"] for c in enqueuer.comments] == ["help"]
+
+
+def test_sparse_payloads_never_fail(client):
+    for event, payload in [
+        ("issues", {"action": "labeled"}),
+        ("issues", {"action": "labeled", "label": None, "issue": "x"}),
+        ("issue_comment", {"action": "created", "comment": {"body": "/scrub retry"}}),
+        ("workflow_run", {"action": "completed", "workflow_run": {"conclusion": "failure"}}),
+        ("workflow_dispatch", {"workflow": "scrub-dispatch.yml", "inputs": None}),
+        ("unknown_event", {}),
+    ]:
+        response = deliver(client, event, json.dumps(payload).encode())
+        assert response.status_code == 200, (event, payload, response.text)
+
+
+def test_enqueue_failure_is_recorded_not_a_500(client, webhook_fixtures, database, enqueuer):
+    def broken(*args, **kwargs):
+        raise ConnectionError("broker down")
+
+    enqueuer.run_pipeline = broken
+    response = deliver(client, "issues", labeled_with(webhook_fixtures, "scrub"))
+    assert response.status_code == 202 and response.json()["status"] == "not_queued"
+    [run] = runs(database)
+    assert run.status == "failed" and "broker down" in run.error
+
+
+@pytest.mark.services
+def test_recording_and_redelivery_on_postgres(postgres_url, webhook_fixtures, enqueuer):
+    from fastapi.testclient import TestClient
+
+    from app.api import create_app
+    from app.db.migrate import upgrade
+    from app.db.session import Database
+    from app.settings import Settings
+
+    upgrade(postgres_url)
+    settings = Settings(webhook_secret=SECRET, database_url=postgres_url)
+    with TestClient(create_app(settings, enqueuer=enqueuer)) as pg_client:
+        payload = labeled_with(webhook_fixtures, "scrub")
+        first = deliver(pg_client, "issues", payload, delivery="pg-1")
+        assert first.status_code == 202, first.text
+        assert deliver(pg_client, "issues", payload, delivery="pg-1").json() == {"status": "duplicate"}
+        assert deliver(pg_client, "ping", load_payload(webhook_fixtures, "ping/payload.json")).status_code == 200
+    database = Database(postgres_url)
+    assert len(runs(database)) == 1 and len(enqueuer.runs) == 1
+    database.dispose()

@@ -1,0 +1,66 @@
+"""The DB-backed RunContext records what pipelines do, and what is done stays done."""
+
+from __future__ import annotations
+
+from app.db import queries
+from app.db.context import DbRunContext
+from app.db.models import Run
+from app.pipelines.base import Stage, StageResult, run_pipeline
+
+
+def new_run(database, **fields) -> Run:
+    with database.session() as session:
+        run = queries.create_run(session, **{"kind": "selftest", "repo": "o/r", **fields})
+        session.commit()
+        return run
+
+
+def test_stages_artifacts_status_and_log_are_recorded(database, settings):
+    run = new_run(database, params={"x": 1})
+    ctx = DbRunContext(database, run, settings)
+    assert ctx.params == {"x": 1} and ctx.github is None
+    ctx.set_status("running")
+    ctx.stage_started("fetch")
+    ctx.stage_finished("fetch", "done", "ok", {"n": 3})
+    ctx.save_artifact("a.txt", "text", "first")
+    ctx.save_artifact("a.txt", "text", "second")  # upsert, not a second row
+    ctx.set_status("succeeded", "fine")
+    with database.session() as session:
+        detail = queries.run_detail(session, run.id)
+    assert [(e.stage, e.status, e.output) for e in detail.stages] == [("fetch", "done", {"n": 3})]
+    artifacts = {a.name: a.content for a in detail.artifacts}
+    assert artifacts["a.txt"] == "second" and "stage fetch: done (ok)" in artifacts["log"]
+    assert (detail.run.status, detail.run.verdict) == ("succeeded", "fine")
+    assert detail.run.started_at is not None and detail.run.ended_at is not None
+
+
+def test_github_is_built_only_when_used(database, settings):
+    built = []
+    ctx = DbRunContext(database, new_run(database), settings, lambda: built.append(1) or "client")
+    assert built == []
+    assert ctx.github == "client" and ctx.github == "client" and built == [1]
+
+
+def test_completed_stages_survive_and_are_not_redone(database, settings):
+    calls = []
+
+    def stage(name, fail=False):
+        def run(ctx, state):
+            calls.append(name)
+            if fail and calls.count(name) == 1:
+                raise RuntimeError("fails on its first attempt")
+            return StageResult(summary=name, output={name: True})
+
+        return Stage(name, run)
+
+    stages = [stage("a"), stage("b", fail=True)]
+    run = new_run(database)
+    try:
+        run_pipeline(stages, DbRunContext(database, run, settings))
+    except RuntimeError:
+        pass
+    result = run_pipeline(stages, DbRunContext(database, run, settings))
+    assert calls == ["a", "b", "b"] and result.status == "succeeded"
+    with database.session() as session:
+        events = [(e.stage, e.status, e.attempt) for e in queries.stage_events(session, run.id)]
+    assert events == [("a", "done", 1), ("b", "failed", 1), ("b", "done", 2)]

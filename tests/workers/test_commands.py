@@ -1,0 +1,138 @@
+"""`/scrub` commands: parsing, the collaborator check, and what each does to the latest run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from app.db import queries
+from app.db.context import DbRunContext
+from app.db.models import Run
+from app.pipelines import commands
+from app.pipelines.commands import HELP_TEXT, Command, CommandRequest, parse_command
+from workers.execute import WorkerServices, execute_command
+
+REPO, ISSUE = "o/r", 5
+ISSUE_STAGES = ["fetch", "reproduce", "bisect", "minimize", "report"]
+
+
+@dataclass
+class FakeGitHub:
+    collaborators: set[str] = field(default_factory=lambda: {"maintainer"})
+    comments: list[tuple[str, int, str]] = field(default_factory=list)
+
+    def is_collaborator(self, repo: str, username: str) -> bool:
+        return username in self.collaborators
+
+    def create_comment(self, repo: str, number: int, body: str) -> dict:
+        self.comments.append((repo, number, body))
+        return {"id": len(self.comments)}
+
+
+@pytest.fixture
+def github():
+    return FakeGitHub()
+
+
+@pytest.fixture
+def services(database, settings, enqueuer, github):
+    return WorkerServices(settings, database, enqueuer, github_for=lambda installation: github)
+
+
+def request(user: str = "maintainer") -> CommandRequest:
+    return CommandRequest(repo=REPO, issue=ISSUE, user=user, installation_id=1, issue_url=f"https://github.com/{REPO}/issues/{ISSUE}")
+
+
+def issue_run(database, settings, status: str, done: list[str] = ()) -> Run:
+    with database.session() as session:
+        run = queries.create_run(session, kind="issue", repo=REPO, issue=ISSUE, status=status, verdict="old")
+        session.commit()
+    ctx = DbRunContext(database, run, settings)
+    for stage in done:
+        ctx.stage_started(stage)
+        ctx.stage_finished(stage, "done", "", {stage: 1})
+    return run
+
+
+def stored(database, run_id: int):
+    with database.session() as session:
+        return queries.run_detail(session, run_id)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("/scrub approve", Command("approve", "approve")),
+        ("  /scrub RETRY now\nmore text", Command("retry", "retry")),
+        ("/scrub bisect", Command("bisect", "bisect")),
+        ("/scrub minimize", Command("minimize", "minimize")),
+        ("/scrub", Command("help", "")),
+        ("/scrub dance", Command("help", "dance")),
+        ("/scrubs approve", None),
+        ("please /scrub approve", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_parse_command(body, expected):
+    assert parse_command(body) == expected
+
+
+def test_non_collaborators_are_ignored(services, database, settings, github, enqueuer):
+    run = issue_run(database, settings, "awaiting_approval")
+    assert execute_command("approve", request("stranger"), services).startswith("ignored")
+    assert stored(database, run.id).run.status == "awaiting_approval"
+    assert github.comments == [] and enqueuer.runs == []
+
+
+def test_unknown_subcommand_gets_the_help_reply(services, github):
+    assert execute_command("help", request(), services) == "help sent"
+    assert github.comments == [(REPO, ISSUE, HELP_TEXT)]
+
+
+def test_approve_requeues_the_waiting_run(services, database, settings, enqueuer):
+    run = issue_run(database, settings, "awaiting_approval", done=["fetch"])
+    execute_command("approve", request(), services)
+    detail = stored(database, run.id)
+    assert detail.run.status == "queued" and detail.run.params["approved_by"] == "maintainer"
+    assert [e.stage for e in detail.stages] == ["fetch"]
+    assert enqueuer.runs == [(run.id, "default")]
+
+
+def test_approve_without_a_waiting_run_does_nothing(services, database, settings, enqueuer):
+    issue_run(database, settings, "succeeded")
+    assert execute_command("approve", request(), services) == "no run is awaiting approval"
+    assert enqueuer.runs == []
+
+
+def test_retry_restarts_the_latest_run_under_the_same_id(services, database, settings, enqueuer):
+    run = issue_run(database, settings, "failed", done=["fetch", "reproduce"])
+    execute_command("retry", request(), services)
+    detail = stored(database, run.id)
+    assert (detail.run.status, detail.run.verdict, detail.stages) == ("queued", None, [])
+    assert enqueuer.runs == [(run.id, "default")]
+
+
+def test_retry_leaves_a_run_in_progress_alone(services, database, settings, enqueuer):
+    run = issue_run(database, settings, "running", done=["fetch"])
+    assert "already in progress" in execute_command("retry", request(), services)
+    assert len(stored(database, run.id).stages) == 1 and enqueuer.runs == []
+
+
+def test_retry_without_a_run_starts_one(services, database, enqueuer):
+    execute_command("retry", request(), services)
+    [(run_id, queue)] = enqueuer.runs
+    run = stored(database, run_id).run
+    assert (run.kind, run.repo, run.issue, run.trigger) == ("issue", REPO, ISSUE, "comment:retry")
+
+
+@pytest.mark.parametrize(("command", "flag", "kept"), [("bisect", "force_bisect", ["fetch", "reproduce"]), ("minimize", "force_minimize", ["fetch", "reproduce", "bisect"])])
+def test_bisect_and_minimize_redo_that_stage_and_what_follows(services, database, settings, enqueuer, monkeypatch, command, flag, kept):
+    monkeypatch.setattr(commands, "stage_names", lambda kind: ISSUE_STAGES)
+    run = issue_run(database, settings, "succeeded", done=ISSUE_STAGES)
+    execute_command(command, request(), services)
+    detail = stored(database, run.id)
+    assert [e.stage for e in detail.stages] == kept
+    assert detail.run.params[flag] is True and detail.run.status == "queued"
+    assert enqueuer.runs == [(run.id, "default")]

@@ -1,0 +1,110 @@
+"""What the tasks do, as plain functions over injected services (tests call them directly).
+
+`execute_run` loads a run, runs its pipeline on a DB-backed context, and on a handoff
+re-enqueues it on the queue the next stage needs. A transient error (network, database
+connection) propagates so the task can retry it; any other error fails the run with a
+readable message. `execute_command` is a `/scrub` command, after the collaborator check.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import httpx
+from sqlalchemy.exc import OperationalError
+
+from app.db.context import DbRunContext
+from app.db.models import FINISHED, Run, RunStatus
+from app.db.session import Database
+from app.github.port import GitHubAPIError
+from app.pipelines import registry
+from app.pipelines.base import Handoff, Stage, run_pipeline
+from app.pipelines.commands import HELP_TEXT, CommandRequest, apply_command
+from workers.enqueue import Enqueuer
+
+log = logging.getLogger(__name__)
+
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    httpx.TransportError,
+    ConnectionError,
+    TimeoutError,
+    OperationalError,
+)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying later: the network, the database connection, GitHub 5xx / rate limits."""
+    return isinstance(exc, TRANSIENT_ERRORS) or (isinstance(exc, GitHubAPIError) and exc.transient)
+
+
+@dataclass
+class WorkerServices:
+    settings: Any
+    database: Database
+    enqueuer: Enqueuer
+    github_for: Callable[[int | None], Any]  # installation id -> GitHubPort
+    stages_for: Callable[[str], list[Stage]] = registry.stages_for
+
+
+def execute_run(run_id: int, services: WorkerServices) -> str:
+    with services.database.session() as session:
+        run = session.get(Run, run_id)
+    if run is None:
+        log.warning("run %s does not exist; message dropped", run_id)
+        return "missing"
+    if run.status in FINISHED or run.status == RunStatus.awaiting_approval:
+        return f"already {run.status}"  # a duplicate message: nothing to do
+    ctx = DbRunContext(
+        services.database,
+        run,
+        services.settings,
+        github_factory=lambda: services.github_for(run.installation_id),
+        on_spawned=lambda spawned: [services.enqueuer.run_pipeline(child) for child in spawned],
+    )
+    try:
+        stages = services.stages_for(run.kind)
+    except registry.PipelineUnavailable as exc:
+        ctx.set_status(RunStatus.failed, error=str(exc))
+        return RunStatus.failed
+    ctx.set_status(RunStatus.running)
+    try:
+        result = run_pipeline(stages, ctx)
+    except Exception as exc:
+        if is_transient(exc):
+            raise
+        ctx.log(f"failed: {type(exc).__name__}: {exc}")
+        ctx.set_status(RunStatus.failed, error=traceback.format_exc(limit=8))
+        return RunStatus.failed
+    if isinstance(result, Handoff):
+        ctx.set_queue(result.queue)
+        ctx.set_status(RunStatus.queued)
+        ctx.log(f"stage {result.stage} continues on queue {result.queue}")
+        services.enqueuer.run_pipeline(run_id, result.queue)
+        return f"handed off to {result.queue}"
+    return result.status
+
+
+def fail_run(run_id: int, services: WorkerServices, error: str) -> None:
+    """Give up on a run (a transient error that outlived its retries)."""
+    with services.database.session() as session:
+        run = session.get(Run, run_id)
+    if run is not None and run.status not in FINISHED:
+        DbRunContext(services.database, run, services.settings).set_status(RunStatus.failed, error=error)
+
+
+def execute_command(command: str, request: CommandRequest, services: WorkerServices) -> str:
+    github = services.github_for(request.installation_id)
+    if not github.is_collaborator(request.repo, request.user):
+        return f"ignored: {request.user} is not a collaborator of {request.repo}"
+    if command == "help":
+        github.create_comment(request.repo, request.issue, HELP_TEXT)
+        return "help sent"
+    with services.database.session() as session:
+        outcome = apply_command(session, command, request)
+        session.commit()
+    if outcome.enqueue_on and outcome.run_id is not None:
+        services.enqueuer.run_pipeline(outcome.run_id, outcome.enqueue_on)
+    return outcome.message
