@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import signal
@@ -51,6 +52,7 @@ def serve(
     worker_process = _start_worker(settings, concurrency) if with_worker else None
     api = create_app(settings)
     gc.freeze()  # what startup built lives forever: keep it out of the collector's passes
+    _exit_cleanly_on_sigterm()
     try:
         uvicorn.run(api, host=host, port=port, log_level="info", access_log=False)
     finally:
@@ -79,7 +81,25 @@ def _start_worker(settings: Settings, concurrency: int) -> subprocess.Popen:
     env = {**os.environ, "SCRUB_DATA_DIR": str(settings.data_dir.resolve())}
     command = [sys.executable, "-m", "app.cli.main", "worker", "-Q", ",".join(QUEUES), "-c", str(concurrency)]
     # Its own process group: Ctrl-C reaches the worker through `_stop`, once, not twice.
-    return subprocess.Popen(command, env=env, start_new_session=True)
+    return subprocess.Popen(command, env=env, start_new_session=True, preexec_fn=_terminate_with_parent)
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """uvicorn stops on SIGTERM, then re-raises it; by default that kills this process before
+    `finally` can stop the worker (`docker stop` sends SIGTERM). Make it an orderly exit."""
+
+    def _exit(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _exit)
+
+
+def _terminate_with_parent() -> None:
+    """In the worker, before exec: SIGTERM it (warm shutdown) if `scrub serve` dies, even by
+    SIGKILL, so no orphan keeps consuming the queues (Linux `PR_SET_PDEATHSIG`)."""
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _stop(process: subprocess.Popen) -> None:

@@ -162,5 +162,25 @@ def test_scrub_serve_on_the_embedded_defaults(tmp_path, webhook_fixtures, fake_g
         [reply] = help_replies()
         assert reply.path.endswith(f"/repos/{repo}/issues/1/comments") and "/scrub approve" in reply.json["body"]
     finally:
-        assert stop(serve, signal.SIGINT) == 0, log.read_text()[-4000:]
+        # SIGTERM is what `docker stop` and process managers send: the worker goes down too.
+        assert stop(serve, signal.SIGTERM) == 0, log.read_text()[-4000:]
     assert worker_processes_of(data_dir) == []  # the worker went down with the server
+
+
+def test_the_worker_of_scrub_serve_does_not_outlive_it(tmp_path):
+    """Even a SIGKILLed `scrub serve` leaves no worker consuming the queues (PR_SET_PDEATHSIG)."""
+    port, data_dir, log = free_port(), tmp_path / "data", tmp_path / "serve.log"
+    serve = start(["serve", "--port", str(port)], scrub_env(tmp_path), log)
+    try:
+        wait_for_port(port, serve)
+        deadline = time.monotonic() + DEADLINE_S
+        while not worker_processes_of(data_dir) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert worker_processes_of(data_dir), log.read_text()[-4000:]
+    finally:
+        serve.kill()
+        serve.wait()
+    deadline = time.monotonic() + DEADLINE_S
+    while worker_processes_of(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert worker_processes_of(data_dir) == [], log.read_text()[-4000:]
