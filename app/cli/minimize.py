@@ -1,7 +1,119 @@
-"""`scrub` commands of this group (being built)."""
+"""`scrub minimize FILE`: shrink a repro while it keeps raising the error it raises now."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
 
 import typer
 
+from app.cli.output import emit_json, fail, stderr
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("minimize")(minimize_command)
+
+
+def minimize_command(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="The repro to shrink."),
+    out: Path | None = typer.Option(None, "-o", "--out", help="Where to write the result (default FILE.min.py)."),
+    python: str | None = typer.Option(None, "--python", help="Environment label (SCRUB_ENVIRONMENTS) or interpreter path."),
+    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", min=1, help="Candidates run in parallel."),
+    timeout: float = typer.Option(60.0, "--timeout", min=1, help="Seconds per candidate run."),
+    budget: float | None = typer.Option(None, "--budget", min=1, help="Stop after this many seconds."),
+    expect: str | None = typer.Option(None, "--expect", help='Failure to keep: "Class: message", "timeout" or "signal N".'),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Shrink FILE to a few lines that still fail the same way (same exception class and message)."""
+    from app.engine.minimize import CouldNotMinimize, code_lines
+    from app.engine.minimize.session import (
+        NothingToKeep,
+        minimize_repro,
+        parse_expected,
+    )
+
+    source = file.read_text()
+    out = out or file.with_suffix(".min.py")
+    cold_run, warm_run, close = _runners(_interpreter(python), jobs, source)
+    try:
+        with _progress_bar(enabled=not as_json) as on_progress:
+            outcome = minimize_repro(
+                source, run=warm_run, cold_run=cold_run, jobs=jobs, timeout_s=timeout, budget_s=budget,
+                expected=parse_expected(expect) if expect else None, progress=on_progress,
+            )
+    except (NothingToKeep, CouldNotMinimize) as error:
+        fail(f"{file}: {error}")
+        return
+    finally:
+        close()
+    original_copy = out.with_name(out.stem + ".orig.py")
+    original_copy.write_text(source)
+    out.write_text(outcome.result.source)
+    result = outcome.result
+    summary = {
+        "original_lines": code_lines(source),
+        "final_lines": result.final_lines,
+        "candidates": result.stats.candidates,
+        "accepted": result.stats.accepted,
+        "wall_s": round(result.wall_s, 2),
+        "signature": outcome.signature.describe(),
+        "output": str(out),
+        "original": str(original_copy),
+        "reproduces": outcome.reproduces,
+        "timed_out": result.timed_out,
+    }
+    if as_json:
+        emit_json(summary)
+    else:
+        stderr.print(result.source, markup=False, highlight=False)
+        stderr.print(
+            f"{summary['original_lines']} -> {summary['final_lines']} lines, {summary['candidates']} candidates "
+            f"in {summary['wall_s']} s; keeps [bold]{summary['signature']}[/bold]; "
+            f"reproduces cold: {'yes' if outcome.reproduces else '[red]no[/red]'}; wrote {out}"
+        )
+    if not outcome.reproduces:
+        raise typer.Exit(1)
+
+
+def _interpreter(python: str | None) -> str:
+    """`--python`: a label from SCRUB_ENVIRONMENTS, a path, or this interpreter."""
+    if python is None:
+        return sys.executable
+    from app.settings import get_settings
+
+    return get_settings().environment_map.get(python, python)
+
+
+def _runners(python: str, jobs: int, source: str):
+    """(cold_run, warm_run, close): a fresh sandbox for the checks, the fork server for candidates."""
+    from app.engine.minimize.runners import preload_for, sandbox_runners
+
+    return sandbox_runners(python, jobs, preload=preload_for(source))
+
+
+class _progress_bar:
+    """A rich status line on stderr: candidates tried, accepted, current size, pass."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                             console=stderr, transient=True)
+        self._bar.start()
+        task = self._bar.add_task("minimizing")
+
+        def update(p) -> None:
+            self._bar.update(task, description=(
+                f"{p.candidates} tried, {p.accepted} accepted, {p.lines} lines / {p.tokens} tokens ({p.pass_name})"))
+
+        return update
+
+    def __exit__(self, *exc) -> None:
+        if self.enabled:
+            self._bar.stop()

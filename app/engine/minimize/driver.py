@@ -1,0 +1,177 @@
+"""The driver: passes to a fixpoint, best-yielding first, candidates judged in parallel batches.
+
+One *round* runs every pass once. A pass sweeps its candidates in order, `jobs` fresh ones per
+oracle batch (independent: all derive from the same current program). When several in a batch
+succeed, their edits are merged and the merge is verified before it is accepted (independent
+simplifications can interact); if it fails, the smallest single winner is taken. After an
+acceptance the pass regenerates its candidates for the new program and resumes where it was.
+
+Passes are reordered after each round by the tokens they removed (Hypothesis'
+`fixate_shrink_passes` idea), ties kept in the seed's order. Minimization stops when two
+consecutive rounds make no progress (the seed's rule; the program is then at a fixpoint, so the
+"~20 lines" target is reported, not enforced) or when the time budget runs out.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from app.engine.minimize.edits import Edit, NodeIndex, apply_edits, mergeable
+from app.engine.minimize.passes import PASSES, Pass
+from app.engine.minimize.problem import (
+    Evaluate,
+    Predicate,
+    ReductionProblem,
+    Stats,
+    batch,
+)
+from app.engine.minimize.size import code_lines, size_key, tidy
+
+TARGET_LINES = 20
+
+
+@dataclass(frozen=True)
+class Progress:
+    candidates: int
+    accepted: int
+    tokens: int
+    lines: int
+    pass_name: str
+
+
+@dataclass
+class MinimizeResult:
+    original: str
+    source: str  # tidied
+    stats: Stats
+    wall_s: float
+    rounds: int
+    timed_out: bool
+    gains: dict[str, int] = field(default_factory=dict)  # tokens removed, per pass
+    costs: dict[str, int] = field(default_factory=dict)  # oracle calls, per pass
+
+    @property
+    def original_lines(self) -> int:
+        return code_lines(self.original)
+
+    @property
+    def final_lines(self) -> int:
+        return code_lines(self.source)
+
+
+def minimize(
+    source: str,
+    evaluate: Evaluate,
+    *,
+    jobs: int = 1,
+    budget_s: float | None = None,
+    passes: Sequence[Pass] = PASSES,
+    patience: int = 2,
+    progress: Callable[[Progress], None] | None = None,
+) -> MinimizeResult:
+    """Shrink `source` while `evaluate` keeps saying yes. Raises `CouldNotMinimize` up front."""
+    started = time.monotonic()
+    deadline = started + budget_s if budget_s is not None else None
+    current_pass = ["start"]
+
+    def report(problem: ReductionProblem) -> None:
+        if progress is not None:
+            progress(Progress(problem.stats.candidates, problem.stats.accepted, problem.size.tokens,
+                              code_lines(problem.source), current_pass[0]))
+
+    problem = ReductionProblem(source, evaluate, deadline=deadline, on_progress=report)
+    gains = {p.__name__: 0 for p in passes}
+    costs = {p.__name__: 0 for p in passes}
+    order = list(passes)
+    rounds = idle_rounds = 0
+    while idle_rounds < patience and not problem.out_of_time:
+        rounds += 1
+        before = problem.size
+        for pass_ in order:
+            current_pass[0] = pass_.__name__
+            tokens, calls = problem.size.tokens, problem.stats.candidates
+            run_pass(problem, pass_, jobs)
+            gains[pass_.__name__] += tokens - problem.size.tokens
+            costs[pass_.__name__] += problem.stats.candidates - calls
+            if problem.out_of_time:
+                break
+        idle_rounds = idle_rounds + 1 if problem.size == before else 0
+        order.sort(key=lambda p: -gains[p.__name__])  # stable: ties keep the seed's order
+    return MinimizeResult(
+        original=source,
+        source=tidy(problem.source),
+        stats=problem.stats,
+        wall_s=time.monotonic() - started,
+        rounds=rounds,
+        timed_out=problem.out_of_time,
+        gains=gains,
+        costs=costs,
+    )
+
+
+def shrink(source: str, predicate: Predicate, passes: Sequence[Pass] = PASSES, jobs: int = 1) -> str:
+    """Minimize with a plain predicate; the canonical (unparsed, untidied) result, for tests."""
+    result = minimize(source, batch(predicate), passes=passes, jobs=jobs)
+    return ast.unparse(ast.parse(result.source))
+
+
+def run_pass(problem: ReductionProblem, pass_: Pass, jobs: int) -> bool:
+    """Sweep one pass over the current program; True if it changed anything."""
+    progressed = False
+    position = 0
+    while not problem.out_of_time:
+        tree = problem.tree
+        index = NodeIndex(tree, problem.failing_lines)
+        winner_at = _sweep(problem, tree, index, _numbered(pass_(tree, index), position), jobs)
+        if winner_at is None:
+            return progressed
+        progressed, position = True, winner_at
+    return progressed
+
+
+def _numbered(groups: Iterator[list[Edit]], start: int) -> Iterator[tuple[int, list[Edit]]]:
+    for position, group in enumerate(groups):
+        if position >= start:
+            yield position, group
+
+
+def _sweep(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
+           groups: Iterator[tuple[int, list[Edit]]], jobs: int) -> int | None:
+    """Judge fresh candidates `jobs` at a time; accept on the first batch with a winner.
+
+    Returns the position of the first winner, or None when the candidates ran out.
+    """
+    pending: list[tuple[int, list[Edit], str]] = []
+    exhausted = False
+    while not exhausted and not problem.out_of_time:
+        for position, group in groups:
+            text = problem.fresh(apply_edits(tree, group))
+            if text is not None and all(text != p[2] for p in pending):
+                pending.append((position, group, text))
+                if len(pending) == jobs:
+                    break
+        else:
+            exhausted = True
+        if not pending:
+            return None
+        verdicts = problem.judge([text for _, _, text in pending])
+        winners = [p for p, ok in zip(pending, verdicts) if ok]
+        pending = []
+        if winners:
+            _accept(problem, tree, index, winners)
+            return winners[0][0]
+    return None
+
+
+def _accept(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
+            winners: list[tuple[int, list[Edit], str]]) -> None:
+    if len(winners) > 1:
+        merged = mergeable(index, [group for _, group, _ in winners])
+        text = problem.fresh(apply_edits(tree, merged)) if merged is not None else None
+        if text is not None and problem.judge([text])[0]:
+            problem.accept(text)
+            return
+    problem.accept(min((text for _, _, text in winners), key=size_key))

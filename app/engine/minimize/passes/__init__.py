@@ -1,0 +1,94 @@
+"""Reduction passes, in the order of the seed's strategies (step 6 of `001_...txt`).
+
+A pass is a small pure function `pass_(tree, index) -> Iterator[list[Edit]]`: it proposes
+candidate edit groups for the current tree, most promising first, and never runs anything.
+The driver turns each group into a candidate program and sends it through the gate.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+
+from app.engine.minimize.edits import Edit, NodeIndex
+from app.engine.minimize.passes.backends import simpler_backends
+from app.engine.minimize.passes.calls import (
+    drop_keyword_args,
+    replace_with_subexpression,
+)
+from app.engine.minimize.passes.control import (
+    strip_try_and_with,
+    take_branches,
+    unroll_loops,
+)
+from app.engine.minimize.passes.inline import (
+    inline_factories,
+    inline_functions,
+    inline_variables,
+    unwrap_main_guard,
+)
+from app.engine.minimize.passes.inputs import simple_failing_inputs, simple_loop_inputs
+from app.engine.minimize.passes.literals import remove_device_dtype, shrink_int_literals
+from app.engine.minimize.passes.modules import (
+    classes_to_functions,
+    drop_elements,
+    drop_submodules,
+)
+from app.engine.minimize.passes.setup import (
+    inline_argparse_defaults,
+    remove_setup,
+    remove_unused_imports,
+)
+from app.engine.minimize.passes.statements import (
+    cut_after_failure,
+    delete_statements,
+    drop_definitions,
+)
+
+Pass = Callable[[ast.Module, NodeIndex], Iterator[list[Edit]]]
+
+PASSES: tuple[Pass, ...] = (
+    # 0. dead code after the failing statement (needs the oracle's failing lines)
+    cut_after_failure,
+    # 1. imports and setup
+    remove_unused_imports,
+    remove_setup,
+    inline_argparse_defaults,
+    # 2. definitions nobody uses (cheap, large)
+    drop_definitions,
+    # 4 (early: every later candidate computes on smaller tensors)
+    shrink_int_literals,
+    # 2. statements, model layers
+    delete_statements,
+    drop_submodules,
+    # 3. wrappers
+    unwrap_main_guard,
+    inline_functions,
+    classes_to_functions,
+    inline_factories,
+    # 2 (cont.). model containers
+    drop_elements,
+    # 5. devices, dtypes
+    remove_device_dtype,
+    # 6. computation
+    simple_failing_inputs,
+    simple_loop_inputs,
+    drop_keyword_args,
+    replace_with_subexpression,
+    # 7. control flow
+    unroll_loops,
+    take_branches,
+    strip_try_and_with,
+    # 8. backends
+    simpler_backends,
+    # finishing
+    inline_variables,
+)
+
+__all__ = [
+    "PASSES", "Pass", "classes_to_functions", "cut_after_failure", "delete_statements", "drop_definitions",
+    "drop_elements", "drop_keyword_args", "drop_submodules", "inline_argparse_defaults", "inline_factories",
+    "inline_functions", "inline_variables", "remove_device_dtype", "remove_setup", "remove_unused_imports",
+    "replace_with_subexpression", "shrink_int_literals", "simple_failing_inputs", "simple_loop_inputs",
+    "simpler_backends", "strip_try_and_with", "take_branches", "unroll_loops", "unwrap_main_guard",
+]

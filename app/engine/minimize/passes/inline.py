@@ -1,0 +1,140 @@
+"""Strategy 3 of the seed and the finishing touches: unwrap and inline what is used once."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from app.engine.minimize.edits import Edit, NodeIndex
+from app.engine.minimize.passes._ast import blocks, name_uses
+
+
+def unwrap_main_guard(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """`if __name__ == "__main__": body` -> `body` at top level."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and "__name__" in ast.unparse(stmt.test):
+            yield [Edit(index.number(stmt), stmt.body)]
+
+
+def inline_functions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """A function called once, as `f(...)` or `x = f(...)`, is replaced by its body at the call.
+
+    Parameters become assignments (`param = argument`, or the default), a final `return e`
+    becomes `x = e`; functions with other `return`s, `yield`, or `*args` are left alone.
+    """
+    for body in blocks(tree):
+        for definition in body:
+            if not isinstance(definition, ast.FunctionDef) or not _inlinable(definition):
+                continue
+            uses = name_uses(tree, definition.name)
+            if len(uses) != 1:
+                continue
+            call = index.parent(uses[0])
+            statement = index.parent(call) if isinstance(call, ast.Call) else None
+            if not isinstance(call, ast.Call) or call.func is not uses[0] or statement is None:
+                continue
+            if any(node is statement for node in ast.walk(definition)):
+                continue  # recursive
+            inlined = _inline(definition, call, statement)
+            if inlined is not None:
+                yield [Edit(index.number(definition)), Edit(index.number(statement), inlined)]
+
+
+def inline_factories(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """`y = F(a)(x)` where `F` defines `g` and returns it (a module made a function) -> inlined.
+
+    `F`'s parameters and body come first, then `g`'s parameters and body; `F` goes.
+    """
+    for definition in tree.body:
+        if not isinstance(definition, ast.FunctionDef) or not _inlinable(definition):
+            continue
+        inner = _returned_function(definition)
+        uses = name_uses(tree, definition.name)
+        if inner is None or not _inlinable(inner) or len(uses) != 1:
+            continue
+        factory_call = index.parent(uses[0])
+        call = index.parent(factory_call) if isinstance(factory_call, ast.Call) else None
+        statement = index.parent(call) if isinstance(call, ast.Call) else None
+        if not isinstance(call, ast.Call) or call.func is not factory_call or statement is None:
+            continue
+        setup = _inline(_without(definition, inner), factory_call, ast.Expr(factory_call))
+        body = _inline(inner, call, statement)
+        if setup is not None and body is not None:
+            yield [Edit(index.number(definition)), Edit(index.number(statement), [*setup, *body])]
+
+
+def _returned_function(definition: ast.FunctionDef) -> ast.FunctionDef | None:
+    last = definition.body[-1]
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Name)):
+        return None
+    inner = [s for s in definition.body if isinstance(s, ast.FunctionDef) and s.name == last.value.id]
+    return inner[-1] if inner else None
+
+
+def _without(definition: ast.FunctionDef, inner: ast.FunctionDef) -> ast.FunctionDef:
+    """`definition` minus the inner function and the `return` of it."""
+    body = [s for s in definition.body[:-1] if s is not inner] or [ast.Pass()]
+    return ast.FunctionDef(name=definition.name, args=definition.args, body=body, decorator_list=[], returns=None)
+
+
+def inline_variables(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """`x = expr` followed by exactly one read of `x` (and no other write): substitute `expr`."""
+    stores: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            stores[node.name] = stores.get(node.name, 0) + 1
+    for body in blocks(tree):
+        for stmt in body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            name = stmt.targets[0].id
+            uses = name_uses(tree, name)
+            if stores.get(name) == 1 and len(uses) == 1:
+                yield [Edit(index.number(stmt)), Edit(index.number(uses[0]), stmt.value)]
+
+
+def _inlinable(definition: ast.FunctionDef) -> bool:
+    args = definition.args
+    if args.vararg or args.kwarg or args.posonlyargs or args.kwonlyargs or definition.decorator_list:
+        return False
+    own = list(_own_nodes(definition))
+    returns = [n for n in own if isinstance(n, ast.Return)]
+    nested = [n for n in own if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Nonlocal, ast.Global))]
+    last = definition.body[-1]
+    return not nested and (not returns or (len(returns) == 1 and returns[0] is last))
+
+
+def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
+    """The nodes of `function`'s body, not descending into nested functions or classes."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _inline(definition: ast.FunctionDef, call: ast.Call, statement: ast.AST) -> list[ast.stmt] | None:
+    params = [a.arg for a in definition.args.args]
+    defaults = dict(zip(params[len(params) - len(definition.args.defaults):], definition.args.defaults))
+    given = dict(zip(params, call.args))
+    for keyword in call.keywords:
+        if keyword.arg not in params:
+            return None
+        given[keyword.arg] = keyword.value
+    if len(call.args) > len(params) or any(p not in given and p not in defaults for p in params):
+        return None
+    bindings = [ast.Assign([ast.Name(p, ast.Store())], given.get(p, defaults.get(p))) for p in params]
+    body = list(definition.body)
+    result = body.pop() if isinstance(body[-1], ast.Return) else None
+    if isinstance(statement, ast.Expr) and statement.value is call:
+        tail = [ast.Expr(result.value)] if result is not None and result.value is not None else []
+    elif isinstance(statement, ast.Assign) and statement.value is call:
+        value = result.value if result is not None and result.value is not None else ast.Constant(None)
+        tail = [ast.Assign(statement.targets, value)]
+    else:
+        return None
+    return [*bindings, *body, *tail] or [ast.Pass()]

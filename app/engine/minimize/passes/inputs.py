@@ -1,0 +1,131 @@
+"""Strategy 6 of the seed on the failing path: feed the failing call simple inputs directly.
+
+A bug report computes the failing call's inputs through a data pipeline (a tokenizer, a
+dataset, a loader). A hand-written repro writes `torch.tensor([1])` instead, and the pipeline
+goes. This pass tries that: each variable argument of a call on a failing line is replaced by
+a small tensor, and every definition that becomes unused goes in the same candidate (alone,
+the replacement would make the program longer and the gate would refuse it).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Iterator
+
+from app.engine.minimize.edits import Edit, NodeIndex
+from app.engine.minimize.passes._ast import blocks, name_uses
+
+SIMPLE_INPUTS = tuple(
+    ast.parse(text, mode="eval").body
+    for text in ("torch.tensor([1])", "torch.ones(1)", "torch.ones(1, 1)", "torch.ones(1, 1, 1)",
+                 "torch.ones(1, 1, 1, 1)", "torch.tensor([8])")
+)
+
+
+def simple_failing_inputs(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """Variable arguments of calls on failing lines -> small tensors, with what feeds them."""
+    if not _imports_torch(tree):
+        return  # the inputs are spelled `torch.*`
+    for line in reversed(index.failing_lines):  # innermost frame first
+        for call in _calls_on_line(tree, line):
+            for argument in call.args:
+                if isinstance(argument, (ast.Name, ast.Attribute, ast.Subscript)):
+                    yield from _feed(tree, index, argument)
+
+
+def _feed(tree: ast.Module, index: NodeIndex, argument: ast.expr) -> Iterator[list[Edit]]:
+    loop = _loop_binding(index, argument)
+    if loop is None:
+        dead = dead_statements(tree, [argument])
+        for value in SIMPLE_INPUTS:
+            yield [Edit(index.number(argument), value), *(Edit(index.number(s)) for s in dead)]
+        return
+    # `for x in loader: f(x)` -> `f(torch.ones(1))`: the loop and what its iterable needed go.
+    dead = dead_statements(tree, [loop.iter, loop.target])
+    for value in SIMPLE_INPUTS:
+        body = [copy.deepcopy(s, {id(argument): value}) for s in loop.body]
+        yield [Edit(index.number(loop), body), *(Edit(index.number(s)) for s in dead)]
+
+
+def _loop_binding(index: NodeIndex, argument: ast.expr) -> ast.For | None:
+    """The enclosing `for` whose target binds `argument` (a plain name), if any."""
+    if not isinstance(argument, ast.Name):
+        return None
+    node = index.parent(argument)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.Module)):
+        if isinstance(node, ast.For) and any(isinstance(n, ast.Name) and n.id == argument.id
+                                             for n in ast.walk(node.target)):
+            return node
+        node = index.parent(node)
+    return None
+
+
+def simple_loop_inputs(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """`for x, y in loader: body` -> `body` with `x`, `y` replaced by a small tensor.
+
+    The loop, its iterable and whatever only fed the iterable (datasets, loaders) go together.
+    """
+    if not _imports_torch(tree):
+        return
+    for loop in (n for n in ast.walk(tree) if isinstance(n, ast.For)):
+        targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        uses = [n for s in loop.body for n in ast.walk(s)
+                if isinstance(n, ast.Name) and n.id in targets and isinstance(n.ctx, ast.Load)]
+        if not uses:
+            continue
+        dead = dead_statements(tree, [loop.iter, loop.target])
+        for value in SIMPLE_INPUTS:
+            memo = {id(use): value for use in uses}
+            body = [copy.deepcopy(s, dict(memo)) for s in loop.body]
+            yield [Edit(index.number(loop), body), *(Edit(index.number(s)) for s in dead)]
+
+
+def _imports_torch(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.Import) and any(a.name == "torch" and not a.asname for a in n.names)
+               for n in tree.body)
+
+
+def dead_statements(tree: ast.Module, removed: list[ast.AST]) -> list[ast.stmt]:
+    """Assignments and definitions left unused once the `removed` subtrees are gone, transitively.
+
+    Only statements whose names were used before count: `loss = step()` nobody reads is the
+    program's point, not dead code.
+    """
+    gone = {id(node) for root in removed for node in ast.walk(root)}
+    candidates = [s for body in blocks(tree) for s in body
+                  if isinstance(s, (ast.Assign, ast.FunctionDef, ast.ClassDef)) and id(s) not in gone
+                  and _used_elsewhere(tree, s)]
+    dead: list[ast.stmt] = []
+    changed = True
+    while changed:
+        changed = False
+        for statement in candidates:
+            if id(statement) in gone:
+                continue
+            names = _bound(statement)
+            own = {id(n) for n in ast.walk(statement)}
+            if names and not any(id(u) not in gone and id(u) not in own
+                                 for name in names for u in name_uses(tree, name)):
+                dead.append(statement)
+                gone |= own
+                changed = True
+    return [s for s in dead if not any(s is not d and any(n is s for n in ast.walk(d)) for d in dead)]
+
+
+def _used_elsewhere(tree: ast.Module, statement: ast.stmt) -> bool:
+    own = {id(n) for n in ast.walk(statement)}
+    return any(id(u) not in own for name in _bound(statement) for u in name_uses(tree, name))
+
+
+def _bound(statement: ast.stmt) -> list[str]:
+    if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+        return [statement.name]
+    targets = statement.targets  # type: ignore[attr-defined]
+    if all(isinstance(t, ast.Name) for t in targets):
+        return [t.id for t in targets]
+    return []
+
+
+def _calls_on_line(tree: ast.Module, line: int) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)]

@@ -1,0 +1,129 @@
+"""Strategy 2 of the seed for models: shrink `nn.Module`s to the layers on the failing path."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Iterator
+
+from app.engine.minimize.edits import Edit, NodeIndex, delete
+from app.engine.minimize.passes._ast import chunks, outermost
+
+
+def drop_submodules(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """Delete `self.X = ...` in a class with every statement of that class using `self.X`.
+
+    ddmin over each class's attributes: all but what is needed, halves, ... one at a time.
+    """
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        assigned: dict[str, list[ast.stmt]] = {}
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if _self_attribute(target):
+                        assigned.setdefault(target.attr, []).append(node)  # type: ignore[attr-defined]
+        doomed_by = {attr: [*definitions, *_users(cls, index, attr)] for attr, definitions in assigned.items()}
+        for chunk in chunks(list(doomed_by)):
+            yield delete(index, outermost([s for attr in chunk for s in doomed_by[attr]]))
+
+
+def _users(cls: ast.ClassDef, index: NodeIndex, attr: str) -> list[ast.stmt]:
+    users = (index.enclosing_statement(node) for node in ast.walk(cls)
+             if _self_attribute(node) and node.attr == attr and isinstance(node.ctx, ast.Load))  # type: ignore[attr-defined]
+    return [u for u in users if u is not None]
+
+
+def drop_elements(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """ddmin over list/tuple displays and positional arguments (`nn.Sequential(a, b, c)`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and not isinstance(node.ctx, ast.Store):
+            items = node.elts
+        elif isinstance(node, ast.Call):
+            items = [a for a in node.args if not isinstance(a, ast.Starred)]
+        else:
+            continue
+        for chunk in chunks(items):
+            yield delete(index, chunk)
+
+
+def classes_to_functions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """A module class becomes a factory returning its `forward`: `M(args)(x)` still works.
+
+        class M(nn.Module):                          def M(d):
+            def __init__(self, d):                       lin = nn.Linear(d, d)
+                super().__init__()            ->         def forward(x):
+                self.lin = nn.Linear(d, d)                   return lin(x)
+            def forward(self, x):                        return forward
+                return self.lin(x)
+
+    `self.X` becomes the local `X`. The factory, used once, is then inlined by the other passes,
+    which is how "remove the class wrapper if a bare function suffices" happens. Classes that
+    use `self` other than as `self.X`, or have class-level statements, are left alone.
+    """
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        function = _as_factory(cls)
+        if function is not None:
+            yield [Edit(index.number(cls), function)]
+
+
+def _as_factory(cls: ast.ClassDef) -> ast.FunctionDef | None:
+    body = [s for s in cls.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    methods = {s.name: s for s in body if isinstance(s, ast.FunctionDef)}
+    call = methods.get("forward") or methods.get("__call__")
+    if len(methods) != len(body) or call is None or cls.decorator_list:
+        return None
+    for method in methods.values():
+        if not method.args.args or method.args.args[0].arg != "self" or not _self_only_as_attribute(method):
+            return None
+    init = methods.get("__init__")
+    statements: list[ast.stmt] = []
+    if init is not None:
+        statements += [_unself(s) for s in init.body if not _is_super_init(s)]
+    for name, method in methods.items():
+        if method is not init:
+            statements.append(_unself_method(method, "forward" if method is call else name))
+    statements.append(ast.Return(ast.Name("forward", ast.Load())))
+    arguments = copy.deepcopy(init.args) if init is not None else ast.arguments([], [], None, [], [], None, [])
+    arguments.args = arguments.args[1:]
+    return ast.FunctionDef(name=cls.name, args=arguments, body=statements, decorator_list=[], returns=None)
+
+
+class _Unself(ast.NodeTransformer):
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if _self_attribute(node):
+            return ast.Name(node.attr, node.ctx)
+        return self.generic_visit(node)
+
+
+def _unself(statement: ast.stmt) -> ast.stmt:
+    return _Unself().visit(copy.deepcopy(statement))
+
+
+def _unself_method(method: ast.FunctionDef, name: str) -> ast.FunctionDef:
+    new = _unself(method)
+    new.name = name
+    new.args.args = new.args.args[1:]
+    return new
+
+
+def _is_super_init(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "__init__"
+            and isinstance(statement.value.func.value, ast.Call)
+            and isinstance(statement.value.func.value.func, ast.Name)
+            and statement.value.func.value.func.id == "super")
+
+
+def _self_only_as_attribute(method: ast.FunctionDef) -> bool:
+    """`self` is read only as `self.X` (or in `super().__init__()`)."""
+    allowed: set[int] = set()
+    for node in ast.walk(method):
+        if _self_attribute(node):
+            allowed.add(id(node.value))  # type: ignore[attr-defined]
+    selfs = [n for n in ast.walk(method) if isinstance(n, ast.Name) and n.id == "self"]
+    return all(id(n) in allowed for n in selfs)
+
+
+def _self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"

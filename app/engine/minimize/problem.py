@@ -1,0 +1,135 @@
+"""The reduction problem: the current program and the one gate every candidate goes through.
+
+`consider()` is modelled on Hypothesis' shrinker: parse, canonicalize (`ast.unparse`), look the
+canonical text up in a cache of everything already judged, reject anything not strictly smaller
+than the current program, and only then ask the oracle. The oracle is a batch function
+`evaluate(sources) -> [bool]` so a caller can hand it several independent candidates at once
+(the sandbox runs them in parallel); a plain predicate is wrapped by `batch()`.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from app.engine.minimize.size import Size, size_key
+
+Evaluate = Callable[[Sequence[str]], list[bool]]
+Predicate = Callable[[str], bool]
+
+
+def batch(predicate: Predicate) -> Evaluate:
+    """A batch oracle that asks `predicate` about each source in turn."""
+    return lambda sources: [bool(predicate(s)) for s in sources]
+
+
+class CouldNotMinimize(ValueError):
+    """The oracle rejects the original program itself (after canonicalization)."""
+
+
+@dataclass
+class Stats:
+    candidates: int = 0  # sources the oracle judged
+    accepted: int = 0  # of those, the ones that became the current program
+    cache_hits: int = 0  # candidates answered from the cache (or rejected as not smaller)
+    invalid: int = 0  # candidates that did not compile
+
+
+@dataclass
+class ReductionProblem:
+    """The current best program, its size, a verdict cache and counters."""
+
+    source: str
+    evaluate: Evaluate
+    deadline: float | None = None  # time.monotonic() after which no oracle call is made
+    on_progress: Callable[[ReductionProblem], None] | None = None  # after every verdict batch
+    stats: Stats = field(default_factory=Stats)
+
+    def __post_init__(self) -> None:
+        canonical = canonicalize(self.source)
+        if canonical is None:
+            raise CouldNotMinimize("the program does not parse")
+        self._cache: dict[str, bool] = {}
+        if not self._judge([canonical])[0]:
+            raise CouldNotMinimize(
+                "the oracle rejects the program after `ast.unparse`; nothing can be minimized"
+            )
+        self._set_current(canonical)
+
+    # -- the gate ---------------------------------------------------------------------------
+
+    @property
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def fresh(self, candidate: str | ast.Module) -> str | None:
+        """The canonical text of `candidate` if it is worth asking the oracle about, else None."""
+        text = canonicalize(candidate)
+        if text is None:
+            self.stats.invalid += 1
+            return None
+        if text in self._cache or size_key(text) >= self.size:
+            self.stats.cache_hits += 1
+            return None
+        return text
+
+    def judge(self, candidates: Sequence[str]) -> list[bool]:
+        """Oracle verdicts for canonical, fresh candidates (one batch; cached; no acceptance)."""
+        if not candidates or self.out_of_time:
+            return [False] * len(candidates)
+        return self._judge(candidates)
+
+    def consider(self, candidate: str | ast.Module) -> bool:
+        """Gate one candidate; if the oracle likes it, it becomes the current program."""
+        text = self.fresh(candidate)
+        if text is None or not self.judge([text])[0]:
+            return False
+        self.accept(text)
+        return True
+
+    @property
+    def failing_lines(self) -> tuple[int, ...]:
+        """Lines of the current program on its failing stack, if the oracle reports them."""
+        report = getattr(self.evaluate, "failure_lines", None)
+        return tuple(report(self.source)) if report is not None else ()
+
+    def accept(self, text: str) -> None:
+        """Make an already-judged, interesting, smaller candidate the current program."""
+        assert self._cache.get(text) is True, "accept() only takes candidates the oracle liked"
+        if size_key(text) < self.size:
+            self.stats.accepted += 1
+            self._set_current(text)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _judge(self, candidates: Sequence[str]) -> list[bool]:
+        verdicts = self.evaluate(list(candidates))
+        self.stats.candidates += len(candidates)
+        for text, verdict in zip(candidates, verdicts):
+            self._cache[text] = verdict
+        if self.on_progress is not None and hasattr(self, "size"):
+            self.on_progress(self)
+        return list(verdicts)
+
+    def _set_current(self, text: str) -> None:
+        self.source = text
+        self.tree = ast.parse(text)
+        self.size: Size = size_key(text, self.tree)
+        if self.on_progress is not None:
+            self.on_progress(self)
+
+
+def canonicalize(candidate: str | ast.Module) -> str | None:
+    """`ast.unparse` of the candidate, or None if it does not parse or compile."""
+    try:
+        tree = ast.parse(candidate) if isinstance(candidate, str) else candidate
+        text = ast.unparse(tree) + "\n"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. "'int' object is not callable" SyntaxWarnings
+            compile(text, "<candidate>", "exec")
+    except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError):
+        return None
+    return text

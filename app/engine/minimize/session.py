@@ -1,0 +1,81 @@
+"""Minimize a repro end to end: find the failure to keep, shrink, re-check the result cold.
+
+    outcome = minimize_repro(source, run=fork_server.run, cold_run=sandbox.run, jobs=2)
+
+`run(source, timeout_s)` judges candidates (a fork server with torch preloaded: tens of ms per
+candidate); `cold_run` is a fresh sandboxed interpreter, used once on the original (when no
+signature is given) and once on the result, so what is reported does not depend on the
+fork server's shared state.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.engine.minimize.driver import MinimizeResult, Progress, minimize
+from app.engine.minimize.oracle import (
+    FailureSignature,
+    Run,
+    SignatureOracle,
+    signature_of,
+)
+from app.engine.minimize.problem import CouldNotMinimize
+
+_DIGITS = re.compile(r"\d+")
+
+
+class NothingToKeep(ValueError):
+    """The original program does not fail, so there is no failure to preserve."""
+
+
+@dataclass
+class ReproMinimization:
+    result: MinimizeResult
+    signature: FailureSignature
+    reproduces: bool  # the minimized program, run cold, fails with `signature`
+
+
+def parse_expected(text: str) -> FailureSignature:
+    """`--expect`: "timeout", "signal 11", or "ExceptionClass: part of the message" (optional)."""
+    text = text.strip()
+    if text == "timeout":
+        return FailureSignature("timeout")
+    signal = re.fullmatch(r"signal\s+(\d+)", text)
+    if signal:
+        return FailureSignature("signal", code=int(signal.group(1)))
+    exc_type, _, message = text.partition(":")
+    return FailureSignature("exception", exc_type.strip(), _DIGITS.sub("<n>", message.strip()), partial=True)
+
+
+def original_signature(source: str, cold_run: Run, timeout_s: float) -> FailureSignature:
+    signature = signature_of(cold_run(source, timeout_s))
+    if signature is None:
+        raise NothingToKeep("the program runs without error: there is no failure to keep")
+    return signature
+
+
+def minimize_repro(
+    source: str,
+    *,
+    run: Run,
+    cold_run: Run,
+    expected: FailureSignature | None = None,
+    jobs: int = 1,
+    timeout_s: float = 30.0,
+    budget_s: float | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> ReproMinimization:
+    """Shrink `source` while it keeps failing as it does now (or as `expected` says)."""
+    signature = expected or original_signature(source, cold_run, timeout_s)
+    oracle = SignatureOracle(run, signature, timeout_s=timeout_s, jobs=jobs)
+    try:
+        try:
+            result = minimize(source, oracle, jobs=jobs, budget_s=budget_s, progress=progress)
+        except CouldNotMinimize:  # once more: a loaded machine can fail a first warm run
+            result = minimize(source, oracle, jobs=jobs, budget_s=budget_s, progress=progress)
+    finally:
+        oracle.close()
+    reproduces = signature.matches(signature_of(cold_run(result.source, timeout_s)))
+    return ReproMinimization(result, signature, reproduces)

@@ -1,0 +1,2 @@
+import torch
+torch.nn.Linear(1, 1)(torch.ones(1, dtype=torch.double))

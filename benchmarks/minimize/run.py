@@ -1,0 +1,132 @@
+"""Benchmark: Scrubbot's minimizer against shrinkray and pysource-minimize on the same cases.
+
+    python benchmarks/minimize/run.py [--cases a,b] [--peer-cap 180] [--budget S] [--peers shrinkray,pysource-minimize]
+
+For every case in `cases/` (a 90-200-line training script around one bug, with its hand-written
+minimum beside it as `<name>.hand.py`), runs Scrubbot (candidates in the sandbox's fork server,
+budget = a tenth of the peers' cap unless given), then each peer capped at `--peer-cap` seconds,
+and re-checks every result COLD in the sandbox against the original's failure signature.
+Prints a table (non-import lines, tokens, candidates, wall time, still reproduces) and the
+ratios against the best peer and the hand-written minimum; `--json-out` saves the raw rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
+
+from peers import needles_for, run_pysource_minimize, run_shrinkray
+
+from app.engine.minimize import code_lines, count_tokens
+from app.engine.minimize.oracle import signature_of
+from app.engine.minimize.runners import preload_for, sandbox_runners
+from app.engine.minimize.session import minimize_repro
+
+CASES = Path(__file__).resolve().parent / "cases"
+PEERS = {"shrinkray": run_shrinkray, "pysource-minimize": run_pysource_minimize}
+
+
+def measure(text: str) -> tuple[int, int]:
+    return code_lines(text), count_tokens(text)
+
+
+def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
+    case = CASES / f"{name}.py"
+    source = case.read_text()
+    hand = (CASES / f"{name}.hand.py").read_text()
+    cold, warm, close = sandbox_runners(sys.executable, args.jobs, preload=preload_for(source))
+    rows: list[dict] = []
+    try:
+        outcome = minimize_repro(source, run=warm, cold_run=cold, jobs=args.jobs, timeout_s=60,
+                                 budget_s=args.budget or args.peer_cap / 10)
+        signature = outcome.signature
+        result = outcome.result
+        rows.append(_row(name, "scrubbot", result.source, result.stats.candidates, result.wall_s,
+                         outcome.reproduces, not result.timed_out))
+        exception_line = f"{signature.exc_type}: {_first_line(cold(source, 60))}"
+        needles = needles_for(exception_line) if signature.kind == "exception" else []
+        for peer in args.peers:
+            runner = PEERS[peer]
+            peer_dir = workdir / name / peer
+            kwargs = {"jobs": args.jobs} if peer == "shrinkray" else {}
+            run = runner(case, needles, peer_dir, args.peer_cap, **kwargs)
+            reproduces = signature.matches(signature_of(cold(run.final, 60)))
+            rows.append(_row(name, peer, run.final, run.candidates, run.wall_s, reproduces, run.finished))
+        rows.append(_row(name, "hand-written", hand, 0, 0.0, signature.matches(signature_of(cold(hand, 60))), True))
+        (workdir / name).mkdir(parents=True, exist_ok=True)
+        (workdir / name / "scrubbot.py").write_text(result.source)
+    finally:
+        close()
+    return rows
+
+
+def _first_line(result) -> str:
+    """The original's exception message (first line), as the peers' grep needle."""
+    text = (result.output.head + result.output.tail).decode("utf-8", "replace")
+    tail = text[text.rfind("Traceback (most recent call last):"):].splitlines()
+    for line in tail[1:]:
+        if line and not line.startswith((" ", "\t")):
+            return line.partition(":")[2].strip()
+    return ""
+
+
+def _row(case: str, tool: str, text: str, candidates: int, wall_s: float, reproduces: bool, finished: bool) -> dict:
+    try:
+        lines, tokens = measure(text)
+    except SyntaxError:
+        lines, tokens = -1, -1
+    return {"case": case, "tool": tool, "lines": lines, "tokens": tokens, "candidates": candidates,
+            "wall_s": round(wall_s, 1), "reproduces": reproduces, "finished": finished}
+
+
+def print_table(rows: list[dict], cap_s: float) -> None:
+    header = f"{'case':22} {'tool':18} {'lines':>5} {'tokens':>6} {'cands':>6} {'wall s':>7} {'repro':>5} {'done':>5}"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['case']:22} {r['tool']:18} {r['lines']:>5} {r['tokens']:>6} {r['candidates']:>6} "
+              f"{r['wall_s']:>7} {'yes' if r['reproduces'] else 'NO':>5} {'yes' if r['finished'] else 'cap':>5}")
+    print()
+    for case in dict.fromkeys(r["case"] for r in rows):
+        ours = next(r for r in rows if r["case"] == case and r["tool"] == "scrubbot")
+        hand = next(r for r in rows if r["case"] == case and r["tool"] == "hand-written")
+        peers = [r for r in rows if r["case"] == case and r["tool"] not in ("scrubbot", "hand-written")
+                 and r["reproduces"] and r["lines"] >= 0]
+        parts = [f"{case}: tokens/hand {ours['tokens'] / max(hand['tokens'], 1):.2f}",
+                 f"wall/cap {ours['wall_s'] / cap_s:.2f}"]
+        if peers:
+            best = min(peers, key=lambda r: (r["tokens"], r["lines"]))
+            parts += [f"lines/best peer {ours['lines'] / max(best['lines'], 1):.2f}",
+                      f"tokens/best peer {ours['tokens'] / max(best['tokens'], 1):.2f} ({best['tool']})"]
+        print("  ".join(parts))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default=",".join(sorted(p.stem for p in CASES.glob("*.py") if ".hand" not in p.name)))
+    parser.add_argument("--peers", default="shrinkray,pysource-minimize")
+    parser.add_argument("--peer-cap", type=float, default=180.0, help="seconds per peer and case")
+    parser.add_argument("--budget", type=float, default=None, help="Scrubbot's budget (default: cap/10)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--json-out", type=Path, default=None)
+    args = parser.parse_args()
+    args.peers = [p for p in args.peers.split(",") if p]
+    workdir = Path(tempfile.mkdtemp(prefix="scrub-minimize-bench-"))
+    rows: list[dict] = []
+    for name in args.cases.split(","):
+        rows += run_case(name, args, workdir)
+        print(json.dumps(rows[-len(args.peers) - 2:]), file=sys.stderr, flush=True)
+    print_table(rows, args.peer_cap)
+    print(f"\nresults in {workdir}")
+    if args.json_out:
+        args.json_out.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""`scrub minimize`: refuses a program with nothing to keep; shrinks one that fails (torch-free)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli.main import app
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+
+
+def test_a_program_that_passes_is_refused_clearly(tmp_path):
+    repro = tmp_path / "ok.py"
+    repro.write_text("x = 1\nprint(x)\n")
+    result = CliRunner().invoke(app, ["minimize", str(repro), "--json"])
+    assert result.exit_code == 2
+    assert "runs without error" in result.output
+    assert not (tmp_path / "ok.min.py").exists()
+
+
+def test_minimize_json_summary_and_files(tmp_path):
+    repro = tmp_path / "bug.py"
+    repro.write_text(
+        "import logging\nlogging.basicConfig()\n"
+        "def helper(values):\n    total = sum(values)\n    return {'total': total}['count']\n"
+        "data = [1, 2, 3]\nprint('starting')\nresult = helper(data)\nprint(result)\n"
+    )
+    out = tmp_path / "small.py"
+    result = CliRunner().invoke(app, ["minimize", str(repro), "-o", str(out), "--json", "--jobs", "1", "--budget", "60"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["signature"] == "KeyError: 'count'"
+    assert summary["reproduces"] is True and summary["final_lines"] == 1 and summary["original_lines"] == 8
+    assert "['count']" in out.read_text() and "logging" not in out.read_text()
+    assert (tmp_path / "small.orig.py").read_text() == repro.read_text()
+    assert set(summary) >= {"original_lines", "final_lines", "candidates", "accepted", "wall_s",
+                            "signature", "output", "reproduces"}

@@ -1,0 +1,55 @@
+"""End to end on real torch repros of our own: each shrinks to <= 20 lines, failing the same way.
+
+Candidates run in the sandbox's fork server, the original and the result run cold. One server
+serves the five cases (they are all our own code); each case is budgeted so CI stays short.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.engine.minimize import code_lines
+from app.engine.minimize.oracle import signature_of
+from app.engine.minimize.runners import BASE_PRELOAD, COMPILE_PRELOAD, sandbox_runners
+from app.engine.minimize.session import minimize_repro
+
+pytestmark = [
+    pytest.mark.torch,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap"),
+]
+REPROS = Path(__file__).parent / "repros"
+BUDGET_S = 40
+
+
+@pytest.fixture(scope="module")
+def runners():
+    pytest.importorskip("torch")
+    cold, warm, close = sandbox_runners(sys.executable, jobs=2, preload=BASE_PRELOAD + COMPILE_PRELOAD)
+    yield cold, warm
+    close()
+
+
+@pytest.mark.parametrize(
+    ("case", "exception", "must_keep"),
+    [
+        ("residual_shape", "RuntimeError", "+"),
+        ("embedding_index", "IndexError", "Embedding"),
+        ("dtype_matmul", "RuntimeError", "Linear"),
+        ("compile_graph_break", "torch._dynamo.exc.UserError", "fullgraph=True"),
+        ("allclose_mismatch", "AssertionError", "allclose"),
+    ],
+)
+def test_repro_shrinks_and_still_fails_the_same_way(runners, case, exception, must_keep):
+    cold, warm = runners
+    source = (REPROS / f"{case}.py").read_text()
+    outcome = minimize_repro(source, run=warm, cold_run=cold, jobs=2, timeout_s=60, budget_s=BUDGET_S)
+    minimized = outcome.result.source
+    assert outcome.signature.exc_type == exception
+    assert outcome.reproduces, minimized
+    assert outcome.signature.matches(signature_of(cold(minimized, 60)))  # never drifts
+    assert code_lines(minimized) <= 20 and code_lines(minimized) < code_lines(source) / 2, minimized
+    assert must_keep in minimized

@@ -1,0 +1,176 @@
+"""The gate (`ReductionProblem.consider`), the size order, the driver, the oracle's matching."""
+
+from __future__ import annotations
+
+import ast
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from app.engine.minimize import (
+    CouldNotMinimize,
+    ReductionProblem,
+    batch,
+    code_lines,
+    minimize,
+    size_key,
+    tidy,
+)
+from app.engine.minimize.driver import Progress
+from app.engine.minimize.oracle import (
+    FailureSignature,
+    SignatureOracle,
+    parse_traceback,
+    signature_of,
+)
+from app.engine.minimize.passes import delete_statements, shrink_int_literals
+from app.engine.minimize.session import parse_expected
+
+
+def counting(predicate):
+    seen: list[str] = []
+
+    def evaluate(sources):
+        seen.extend(sources)
+        return [predicate(s) for s in sources]
+
+    return evaluate, seen
+
+
+def test_gate_canonicalizes_caches_and_rejects_non_shrinking():
+    evaluate, asked = counting(lambda s: "keep" in s)
+    problem = ReductionProblem("keep()\nother()\n", evaluate)
+    assert problem.consider("keep( )") is True  # canonicalized to `keep()`, smaller: accepted
+    assert problem.source == "keep()\n"
+    assert problem.consider("keep()") is False  # the current program: not smaller, oracle not asked
+    assert problem.consider("keep();  other()") is False  # bigger: not asked
+    assert problem.consider("def (") is False and problem.stats.invalid == 1
+    assert asked == ["keep()\nother()\n", "keep()\n"]
+    assert problem.stats.accepted == 1 and problem.stats.candidates == 2
+
+
+def test_gate_never_asks_twice_about_the_same_candidate():
+    evaluate, asked = counting(lambda s: False)
+    problem = ReductionProblem("a = 1\nb = 2\n", lambda s: [True] if len(asked) == 0 and not asked.extend(s) else evaluate(s))
+    problem.consider("a = 1")
+    problem.consider("a  =  1")
+    assert asked.count("a = 1\n") == 1
+
+
+def test_oracle_rejecting_the_original_is_reported_up_front():
+    with pytest.raises(CouldNotMinimize):
+        ReductionProblem("x = 1", batch(lambda s: False))
+
+
+def test_size_key_orders_tokens_then_lines_then_backend_then_literals():
+    assert size_key("f(a)") < size_key("f(a, b)")
+    assert size_key("x = torch.compile(f, backend='eager')") < size_key("x = torch.compile(f)")
+    assert size_key("x = torch.compile(f, backend='aot_eager')") < size_key("x = torch.compile(f)")
+    assert size_key("x = torch.ones(8)") < size_key("x = torch.ones(1024)")
+    assert size_key("x = torch.ones(1)") < size_key("x = torch.ones(8)")
+
+
+def test_code_lines_skip_imports_blanks_and_comments():
+    assert code_lines("import torch\nfrom a import (b,\n  c)\n\n# hi\nx = 1\ny = 2\n") == 2
+
+
+def test_tidy_separates_imports_and_definitions():
+    assert tidy("import a\nx = 1\ndef f():\n    pass\ny = 2") == "import a\n\nx = 1\n\n\ndef f():\n    pass\n\n\ny = 2\n"
+
+
+def test_driver_reaches_a_fixpoint_and_reports_progress():
+    source = "\n".join(f"v{i} = {i * 100}" for i in range(12)) + "\nboom(v7)\n"
+    reports: list[Progress] = []
+    result = minimize(source, batch(lambda s: "boom(v7)" in s and "v7 =" in s), progress=reports.append)
+    assert ast.unparse(ast.parse(result.source)) == "v7 = 1\nboom(v7)"
+    assert reports and reports[-1].lines == 2
+    assert result.rounds >= 2 and not result.timed_out
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 4])
+def test_parallel_batches_merge_winners_and_reverify_them(jobs):
+    source = "a()\nb()\nc()\nd()\nkeep()\n"
+    result = minimize(source, batch(lambda s: "keep()" in s), jobs=jobs, passes=[delete_statements])
+    assert result.source == "keep()\n"
+
+
+def test_merged_winners_that_interact_are_not_accepted():
+    # Deleting `a()` alone or `b()` alone keeps the bug; deleting both does not.
+    def interesting(s):
+        return "keep()" in s and ("a()" in s or "b()" in s)
+
+    result = minimize("a()\nb()\nkeep()\n", batch(interesting), jobs=2, passes=[delete_statements])
+    assert interesting(result.source) and code_lines(result.source) == 2
+
+
+def test_budget_stops_the_driver():
+    def slow(sources):
+        time.sleep(0.05)
+        return [True for _ in sources]
+
+    source = "\n".join(f"x{i} = {i}" for i in range(200))
+    result = minimize(source, slow, budget_s=0.3, passes=[shrink_int_literals])
+    assert result.timed_out and result.wall_s < 2
+
+
+def _result(text: str, exit_code=1, signal=None, timed_out=False):
+    return SimpleNamespace(output=SimpleNamespace(head=text.encode(), tail=b""), exit_code=exit_code,
+                           signal=signal, timed_out=timed_out)
+
+
+TB = 'Traceback (most recent call last):\n  File "/tmp/repro.py", line 3, in <module>\n    {line}\n{error}\n'
+
+
+def test_signature_masks_numbers_but_keeps_class_and_words():
+    a = parse_traceback(TB.format(line="y = x @ w", error="RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x128 and 64x10)"))
+    b = parse_traceback(TB.format(line="x @ w", error="RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 4x1)"))
+    c = parse_traceback(TB.format(line="x @ w", error="RuntimeError: expected scalar type Float but found Double"))
+    d = parse_traceback(TB.format(line="x @ w", error="ValueError: mat1 and mat2 shapes cannot be multiplied (1x2 and 4x1)"))
+    assert a.matches(b) and not a.matches(c) and not a.matches(d)
+
+
+def test_messageless_assertion_must_fail_on_the_same_check():
+    original = parse_traceback(TB.format(line="assert torch.allclose(f(x), g(x))", error="AssertionError"))
+    same = parse_traceback(TB.format(line="assert torch.allclose(a, b)", error="AssertionError"))
+    other = parse_traceback(TB.format(line="assert x.shape == y.shape", error="AssertionError"))
+    assert original.matches(same) and not original.matches(other)
+
+
+def test_signals_timeouts_and_success():
+    assert signature_of(_result("", exit_code=None, signal=11)) == FailureSignature("signal", code=11)
+    assert signature_of(_result("", timed_out=True)).kind == "timeout"
+    assert signature_of(_result("all good", exit_code=0)) is None
+
+
+def test_signature_oracle_runs_a_batch_and_rejects_drift():
+    outputs = {
+        "good": _result(TB.format(line="f()", error="IndexError: index out of range in self")),
+        "drift": _result(TB.format(line="f()", error="NameError: name 'emb' is not defined")),
+        "passes": _result("", exit_code=0),
+    }
+    expected = parse_expected("IndexError: index out of range in self")
+    oracle = SignatureOracle(lambda source, timeout: outputs[source], expected, timeout_s=5, jobs=2)
+    assert oracle(["good", "drift", "passes", "good"]) == [True, False, False, True]
+    oracle.close()
+
+
+def test_parse_expected_forms():
+    assert parse_expected("timeout").kind == "timeout"
+    assert parse_expected("signal 11") == FailureSignature("signal", code=11)
+    expected = parse_expected("RuntimeError: must match the size of tensor")
+    assert expected.matches(parse_traceback(TB.format(
+        line="a + b", error="RuntimeError: The size of tensor a (4) must match the size of tensor b (2)")))
+    assert not expected.matches(parse_traceback(TB.format(line="a + b", error="RuntimeError: other")))
+    assert not expected.matches(parse_traceback(TB.format(line="a + b", error="ValueError: must match the size of tensor")))
+
+
+def test_public_api_is_pinned():
+    import app.engine.minimize as package
+    from app.engine.minimize.passes import PASSES
+
+    assert sorted(package.__all__) == sorted(
+        ["CouldNotMinimize", "MinimizeResult", "Progress", "ReductionProblem", "Stats", "batch",
+         "code_lines", "count_tokens", "minimize", "shrink", "size_key", "tidy"])
+    assert all(p.__doc__ for p in PASSES), "every pass says what it does"
+    assert PASSES[0].__name__ == "cut_after_failure"

@@ -1,0 +1,278 @@
+"""Each pass alone, on tiny programs, with a plain predicate: `shrink(src, pred, [pass]) == ...`."""
+
+from __future__ import annotations
+
+import ast
+
+from app.engine.minimize import shrink
+from app.engine.minimize.edits import NodeIndex, apply_edits
+from app.engine.minimize.passes import (
+    classes_to_functions,
+    delete_statements,
+    drop_definitions,
+    drop_elements,
+    drop_keyword_args,
+    drop_submodules,
+    inline_argparse_defaults,
+    inline_factories,
+    inline_functions,
+    inline_variables,
+    remove_device_dtype,
+    remove_setup,
+    remove_unused_imports,
+    replace_with_subexpression,
+    shrink_int_literals,
+    simple_failing_inputs,
+    simple_loop_inputs,
+    simpler_backends,
+    strip_try_and_with,
+    take_branches,
+    unroll_loops,
+    unwrap_main_guard,
+)
+from app.engine.minimize.passes.inputs import SIMPLE_INPUTS, dead_statements
+
+
+def canon(source: str) -> str:
+    return ast.unparse(ast.parse(source))
+
+
+def has(*needles: str):
+    """Interesting while every needle is still in the (canonical) source."""
+    return lambda source: all(n in source for n in needles)
+
+
+def test_unused_imports_go_used_ones_stay():
+    src = "import os, sys\nimport torch\nfrom math import pi, tau\nprint(sys.argv, tau)"
+    assert shrink(src, has("print"), [remove_unused_imports]) == canon(
+        "import sys\nfrom math import tau\nprint(sys.argv, tau)")
+
+
+def test_setup_statements_go_all_at_once():
+    src = """
+import torch, logging, os
+logging.basicConfig(level=logging.INFO)
+logger = logging.getLogger(__name__)
+os.environ["X"] = "1"
+torch.manual_seed(0)
+print("starting")
+y = torch.ones(2)
+logger.info("done %s", y)
+"""
+    calls = []
+    result = shrink(src, lambda s: calls.append(s) or "torch.ones" in s, [remove_setup])
+    assert result == canon("import torch, logging, os\ny = torch.ones(2)")
+    assert len(calls) == 2  # the original, then every setup statement in one candidate
+
+
+def test_setup_statement_the_bug_needs_is_kept():
+    src = "import torch\ntorch.manual_seed(0)\nprint(1)\nx = 1"
+    assert shrink(src, has("manual_seed"), [remove_setup]) == canon("import torch\ntorch.manual_seed(0)\nx = 1")
+
+
+def test_argparse_defaults_replace_args_attributes():
+    src = """
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument("--batch-size", type=int, default=64)
+p.add_argument("--amp", action="store_true")
+args = p.parse_args()
+run(args.batch_size, args.amp)
+"""
+    result = shrink(src, has("run("), [inline_argparse_defaults])
+    assert "run(64, False)" in result
+
+
+def test_delete_statements_keeps_only_what_the_predicate_needs():
+    src = "a = 1\nb = 2\ndef f():\n    c = 3\n    d = 4\n    return c\ne = 5"
+    assert shrink(src, has("d = 4"), [delete_statements]) == canon("def f():\n    d = 4")
+
+
+def test_delete_statements_empties_a_block_to_pass():
+    src = "if x:\n    a = 1\n    b = 2\nc = 3"
+    assert shrink(src, has("if x"), [delete_statements]) == canon("if x:\n    pass")
+
+
+def test_drop_definitions_removes_a_name_with_every_use():
+    src = "opt = make()\nx = 1\nopt.zero_grad()\nfor i in y:\n    opt.step()\nboom(x)"
+
+    def pred(s):  # a NameError is "another bug": uses without the definition are rejected
+        return "boom(x)" in s and ("opt." not in s or "opt = make()" in s)
+
+    assert shrink(src, pred, [drop_definitions]) == canon("x = 1\nfor i in y:\n    pass\nboom(x)")
+
+
+def test_drop_submodules_removes_layer_and_its_uses():
+    src = """
+class M(nn.Module):
+    def __init__(self):
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 8)
+    def forward(self, x):
+        x = self.a(x)
+        return self.b(x)
+"""
+    result = shrink(src, has("self.b"), [drop_submodules])
+    assert "self.a" not in result and "self.b = nn.Linear(4, 8)" in result
+
+
+def test_drop_elements_shrinks_sequential_and_lists():
+    src = "m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.1), nn.Linear(8, 2))\nxs = [1, 2, 3]"
+    assert shrink(src, has("Linear(8, 2)", "xs"), [drop_elements]) == canon(
+        "m = nn.Sequential(nn.Linear(8, 2))\nxs = []")
+
+
+def test_unwrap_main_guard():
+    src = "def main():\n    go()\nif __name__ == '__main__':\n    main()"
+    assert shrink(src, has("main()"), [unwrap_main_guard]) == canon("def main():\n    go()\nmain()")
+
+
+def test_inline_function_called_once():
+    src = "def train(model, steps=3):\n    out = model(steps)\n    return out\nresult = train(net)"
+    assert shrink(src, has("model(steps)"), [inline_functions]) == canon(
+        "model = net\nsteps = 3\nout = model(steps)\nresult = out")
+
+
+def test_inline_function_leaves_early_returns_alone():
+    src = "def f(a):\n    if a:\n        return 1\n    return 2\nx = f(0)"
+    assert shrink(src, lambda s: True, [inline_functions]) == canon(src)
+
+
+def test_int_literals_shrink_together_to_small_values():
+    src = "w = nn.Linear(128, 64)\nx = torch.randn(32, 128)"
+
+    def pred(s):  # the two 128s must agree, and 64 must stay bigger than 2
+        tree = ast.parse(s)
+        ints = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
+        return ints[0] == ints[3] and ints[1] > 2
+
+    assert shrink(src, pred, [shrink_int_literals]) == canon("w = nn.Linear(1, 4)\nx = torch.randn(1, 1)")
+
+
+def test_device_and_dtype_requirements_go():
+    src = "x = torch.ones(2, device='cuda', dtype=torch.float16).cuda()\ny = x.to(dev).half()"
+    assert shrink(src, has("torch.ones", "y"), [remove_device_dtype]) == canon("x = torch.ones(2)\ny = x")
+
+
+def test_keyword_args_dropped_unless_needed():
+    src = "f(a, lr=0.1, momentum=0.9, fullgraph=True)"
+    assert shrink(src, has("fullgraph"), [drop_keyword_args]) == canon("f(a, fullgraph=True)")
+
+
+def test_replace_with_subexpression_unwraps_calls_and_operators():
+    src = "y = relu(dropout(x) + bias)"
+    assert shrink(src, has("x"), [replace_with_subexpression]) == canon("y = x")
+
+
+def test_loops_run_once():
+    src = "for i in range(10):\n    step(i)\n    if done:\n        break\nwhile True:\n    go()\n    break"
+    def pred(s):  # `i` must stay bound
+        return "step(i)" in s and "go()" in s and ("i = 0" in s or "for i" in s)
+
+    assert shrink(src, pred, [unroll_loops]) == canon(
+        "i = 0\nstep(i)\nif done:\n    pass\ngo()")
+
+
+def test_loop_body_alone_when_variable_unused():
+    src = "for batch in loader:\n    step()"
+    assert shrink(src, has("step()"), [unroll_loops]) == canon("step()")
+
+
+def test_branches_taken():
+    src = "if cuda:\n    a()\nelse:\n    b()\nif flag:\n    c()"
+    assert shrink(src, has("b()", "c()"), [take_branches]) == canon("b()\nc()")
+
+
+def test_try_and_with_become_their_bodies():
+    src = "try:\n    run()\nexcept Exception as e:\n    print(e)\nwith torch.no_grad():\n    go()"
+    assert shrink(src, has("run()", "go()"), [strip_try_and_with]) == canon("run()\ngo()")
+
+
+def test_simpler_backends_prefers_eager():
+    src = "f = torch.compile(g, fullgraph=True)\n@torch.compile\ndef h():\n    pass"
+    assert shrink(src, has("fullgraph"), [simpler_backends]) == canon(
+        "f = torch.compile(g, fullgraph=True, backend='eager')\n"
+        "@torch.compile(backend='eager')\ndef h():\n    pass")
+
+
+def test_backend_specific_bug_keeps_inductor():
+    src = "f = torch.compile(g)"
+    assert shrink(src, lambda s: "backend" not in s, [simpler_backends]) == canon(src)
+
+
+def test_inline_single_use_variable():
+    src = "x = torch.randn(4)\ny = f(x)\nz = y + y"
+    assert shrink(src, has("f(", "randn"), [inline_variables]) == canon("y = f(torch.randn(4))\nz = y + y")
+
+
+def test_module_class_becomes_a_factory_function():
+    src = """
+class M(nn.Module):
+    '''doc'''
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+    def forward(self, x):
+        return self.lin(x)
+y = M(4)(x)
+"""
+    assert shrink(src, has("nn.Linear(d, d)", "M(4)(x)"), [classes_to_functions]) == canon("""
+def M(d):
+    lin = nn.Linear(d, d)
+    def forward(x):
+        return lin(x)
+    return forward
+y = M(4)(x)
+""")
+
+
+def test_class_using_bare_self_is_left_alone():
+    src = "class M(nn.Module):\n    def forward(self, x):\n        return helper(self, x)"
+    assert shrink(src, lambda s: True, [classes_to_functions]) == canon(src)
+
+
+def test_failing_call_gets_a_simple_input_and_its_pipeline_goes():
+    src = "import torch\nvocab = build(corpus)\nids = encode(vocab, text)\nemb(ids)\n"
+    tree = ast.parse(canon(src))
+    index = NodeIndex(tree, failing_lines=(4,))
+    candidates = [ast.unparse(apply_edits(tree, group)) for group in simple_failing_inputs(tree, index)]
+    assert candidates[0] == "import torch\nemb(torch.tensor([1]))"
+    assert len(candidates) == len(SIMPLE_INPUTS)
+
+
+def test_dead_statements_are_found_transitively_and_side_effects_stay():
+    tree = ast.parse("a = f()\nb = g(a)\nprint(a)\nc = h(b)\nuse(c)")
+    use = tree.body[-1].value.args[0]
+    assert [ast.unparse(s) for s in dead_statements(tree, [use])] == ["c = h(b)", "b = g(a)"]
+
+
+def test_failing_input_from_a_loader_loop_replaces_the_loop():
+    src = "import torch\ndata = load()\nfor ids, labels in batches(data):\n    emb(ids)\n"
+    tree = ast.parse(canon(src))
+    index = NodeIndex(tree, failing_lines=(4,))
+    first = next(iter(simple_failing_inputs(tree, index)))
+    assert ast.unparse(apply_edits(tree, first)) == "import torch\nemb(torch.tensor([1]))"
+
+
+def test_unread_results_are_not_dead_code():
+    tree = ast.parse("x = load()\nout = model(x)")
+    assert [ast.unparse(s) for s in dead_statements(tree, [tree.body[1].value.args[0]])] == ["x = load()"]
+
+
+def test_factory_called_once_is_inlined():
+    src = """
+def M(d):
+    lin = nn.Linear(d, d)
+    def forward(x):
+        return lin(x)
+    return forward
+y = M(4)(inp)
+"""
+    assert shrink(src, has("nn.Linear(d, d)"), [inline_factories]) == canon(
+        "d = 4\nlin = nn.Linear(d, d)\nx = inp\ny = lin(x)")
+
+
+def test_data_loop_becomes_its_body_on_a_simple_input():
+    src = "import torch\nds = make_data(64)\nfor step, (images, labels) in enumerate(ds):\n    x = images\n    model(x)\n"
+    result = shrink(src, has("model(x)"), [simple_loop_inputs])
+    assert result == canon("import torch\nx = torch.tensor([1])\nmodel(x)")
