@@ -8,10 +8,13 @@ Adaptive stop rule (`SequentialRule`), deciding `deterministic`, `flaky` or `pas
 - `k` failures in a row decide `deterministic` when `(1 - delta)^k <= alpha`: a repro that
   fails with probability at most `1 - delta` (a flaky one) is called deterministic with
   probability at most `alpha`.
-- `k` passes in a row decide `passes` when `(1 - delta)^k <= beta`: a bug that fails with
-  probability at least `delta` is called fixed with probability at most `beta`.
+- `k` passes in a row decide `passes` when `(1 - pass_delta)^k <= beta`: a bug that fails
+  with probability at least `pass_delta` (default: `delta`) is called fixed with probability
+  at most `beta`.
 
 Defaults: alpha = 0.05, beta = 0.05, delta = 0.2, so 14 agreeing runs decide (0.8^14 = 0.044).
+The CI rerun (`app.engine.rerun.CI_RERUN_RULE`) is stricter: alpha = beta = 0.01, delta =
+0.25 and pass_delta = 0.10, so 17 failures or 44 passes in a row.
 This is Wald's SPRT between p = 1 - delta and p = 1 (resp. p = delta and p = 0) with the
 observation that a single contrary run ends it; it never needs more than
 `ceil(log(min(alpha, beta)) / log(1 - delta))` runs for a verdict. A bug failing less often
@@ -70,6 +73,7 @@ class SequentialRule:
     delta: float = 0.2
     max_runs: int = 50
     flaky_min_runs: int = 10
+    pass_delta: float | None = None  # the rarest failure rate `passes` must not miss; default delta
 
     @property
     def runs_to_decide_deterministic(self) -> int:
@@ -77,7 +81,8 @@ class SequentialRule:
 
     @property
     def runs_to_decide_passes(self) -> int:
-        return math.ceil(math.log(self.beta) / math.log(1 - self.delta))
+        delta = self.delta if self.pass_delta is None else self.pass_delta
+        return math.ceil(math.log(self.beta) / math.log(1 - delta))
 
     def decide(self, failures: int, runs: int) -> Verdict | None:
         """The verdict once the runs so far settle it, else None (keep running)."""

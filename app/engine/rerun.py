@@ -5,35 +5,29 @@ One run of `pytest <node id>` ends in one of five outcomes (`outcome_of`):
 `other` (fails differently), `pass`, `timeout` (ran past the per-run limit) and `error` (the
 test could not run: not found, collection error, usage error).
 
-The sequential test (`Sequential`) stops as early as the evidence allows, with error rates
-bounded by `alpha` (default 1%):
-- one `pass` and one `fail` prove the test flaky; the runner keeps going to `min_runs` so
-  the rate has an interval worth quoting (Wilson score interval, 95%);
-- `n` fails in a row say "deterministic" once a flaky test failing at most `p_high` of the
-  time (default 75%) would do that with probability < alpha: n = ceil(ln alpha / ln p_high)
-  (17 runs);
-- `n` passes in a row say "not reproducible here" once a test failing at least `p_low` of the
-  time (default 10%) would pass them all with probability < alpha: n = ceil(ln alpha /
-  ln(1 - p_low)) (44 runs);
-- two `error`s end it: the test cannot run here (the report quotes the output).
+The sequential test (`Sequential`) applies `CI_RERUN_RULE`, a `flaky.SequentialRule` with
+error rates of 1%:
+- one `pass` and one `fail` prove the test flaky; the runner keeps going to 10 runs so the
+  rate has an interval worth quoting (Wilson score interval, 95%);
+- 17 fails in a row say "deterministic": a flaky test failing at most 75% of the time does
+  that with probability < 1%;
+- 44 passes in a row say "not reproducible here": a test failing at least 10% of the time
+  passes them all with probability < 1%. A CI job only opens for a failure already seen in
+  two runs, so "passes here" must rule out typical flake rates, while "deterministic" only
+  has to rule out the flaky range;
+- two `error`s end it: the test cannot run here (the report quotes the output). Runs that
+  fail `other`wise or time out are noted but do not count toward the rate.
 The dispatch input `deterministic` is only a hint: the verdict comes from the runs, and the
 report says whether the hint held.
-
-Why not `flaky.SequentialRule` (one `delta` for both sides, alpha = beta = 5%)? A CI job
-only opens for a failure already seen in two runs, so "passes here" must rule out low rates
-(10%, a typical flake) while "deterministic" only has to rule out the flaky range; and the
-runs here are test processes that also end in `other`/`timeout`/`error`. The interval is
-`flaky.wilson_interval`.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import signal as signals
 from dataclasses import dataclass, field
 
-from app.engine.flaky import wilson_interval
+from app.engine.flaky import SequentialRule, wilson_interval
 from app.engine.sandbox import ProcessResult
 
 FAIL, OTHER, PASS, TIMEOUT, ERROR = "fail", "other", "pass", "timeout", "error"
@@ -82,28 +76,16 @@ def outcome_of(result: ProcessResult, *, exception: str = "", kind: str = "") ->
     return FAIL if re.search(rf"\b{re.escape(wanted)}\b", text) else OTHER
 
 
-@dataclass(frozen=True)
-class RerunPolicy:
-    alpha: float = 0.01
-    p_high: float = 0.75
-    p_low: float = 0.10
-    min_runs: int = 10
-    max_runs: int = 60
-
-    @property
-    def deterministic_after(self) -> int:
-        return math.ceil(math.log(self.alpha) / math.log(self.p_high))
-
-    @property
-    def absent_after(self) -> int:
-        return math.ceil(math.log(self.alpha) / math.log(1 - self.p_low))
+# Stricter than a repro's default rule: a CI verdict opens a PR. 17 failures or 44 passes in a
+# row decide (0.75^17 < 0.01, 0.90^44 < 0.01); a flaky test runs 10 times for its rate.
+CI_RERUN_RULE = SequentialRule(alpha=0.01, beta=0.01, delta=0.25, pass_delta=0.10, flaky_min_runs=10, max_runs=60)
 
 
 @dataclass
 class Sequential:
     """Accumulates outcomes; `verdict()` is None while more runs are needed."""
 
-    rule: RerunPolicy = field(default_factory=RerunPolicy)
+    rule: SequentialRule = CI_RERUN_RULE
     outcomes: list[str] = field(default_factory=list)
 
     def add(self, outcome: str) -> None:
@@ -122,10 +104,10 @@ class Sequential:
         if errors >= 2:
             return CANNOT_RUN
         if fails and passes:
-            return FLAKY if self.runs >= self.rule.min_runs else None
-        if fails >= self.rule.deterministic_after and self.runs == fails:
+            return FLAKY if self.runs >= self.rule.flaky_min_runs else None
+        if fails >= self.rule.runs_to_decide_deterministic and self.runs == fails:
             return DETERMINISTIC
-        if fails == 0 and self.runs >= self.rule.absent_after:
+        if fails == 0 and self.runs >= self.rule.runs_to_decide_passes:
             return NOT_REPRODUCIBLE
         if len(self.outcomes) >= self.rule.max_runs:
             return self.final_verdict()

@@ -55,3 +55,12 @@ def test_stress_plan_for_twenty_minutes():
     assert stress_plan(1.0, 1.0).runs_needed == 1
     with pytest.raises(ValueError):
         stress_plan(0.0, 1.0)
+
+
+def test_each_direction_has_its_own_threshold():
+    """`pass_delta` sets how rare a failure `passes` must still catch, apart from `delta`."""
+    rule = SequentialRule(alpha=0.01, beta=0.01, delta=0.25, pass_delta=0.10)
+    assert (rule.runs_to_decide_deterministic, rule.runs_to_decide_passes) == (17, 44)
+    assert rule.decide(0, 43) is None and rule.decide(0, 44) == "passes"
+    assert rule.decide(17, 17) == "deterministic"
+    assert SequentialRule().runs_to_decide_passes == SequentialRule().runs_to_decide_deterministic == 14

@@ -18,7 +18,7 @@ from app.engine.rerun import (
     NOT_REPRODUCIBLE,
     OTHER,
     PASS,
-    RerunPolicy,
+    CI_RERUN_RULE,
     Sequential,
 )
 from app.engine.sandbox import Limits, Sandbox, SandboxSpec
@@ -111,7 +111,7 @@ def test_stress_test_reproduces_the_flaky_fixture_in_the_sandbox(tmp_path):
 
 
 def _feed(outcomes: list[str]) -> tuple[str | None, Sequential]:
-    sequential = Sequential(RerunPolicy())
+    sequential = Sequential()
     for outcome in outcomes:
         if sequential.verdict() is not None:
             break
@@ -120,13 +120,13 @@ def _feed(outcomes: list[str]) -> tuple[str | None, Sequential]:
 
 
 def test_sequential_rerun_thresholds():
-    policy = RerunPolicy()
-    assert (policy.deterministic_after, policy.absent_after) == (17, 44)
+    policy = CI_RERUN_RULE
+    assert (policy.runs_to_decide_deterministic, policy.runs_to_decide_passes) == (17, 44)
     assert _feed([FAIL] * 16)[0] is None
     assert _feed([FAIL] * 17)[0] == DETERMINISTIC
     assert _feed([PASS] * 44)[0] == NOT_REPRODUCIBLE
     verdict, seq = _feed([FAIL, PASS] * 20)
-    assert verdict == FLAKY and seq.runs == policy.min_runs
+    assert verdict == FLAKY and seq.runs == policy.flaky_min_runs
     assert seq.summary()["rate"] == 0.5 and seq.summary()["interval"][0] < 0.5 < seq.summary()["interval"][1]
     assert _feed([ERROR, ERROR])[0] == CANNOT_RUN
     assert _feed([FAIL] * 16 + [OTHER] + [FAIL] * 60)[0] == DETERMINISTIC  # via the run cap, others noted
