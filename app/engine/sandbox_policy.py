@@ -196,9 +196,11 @@ def bwrap_launch(spec: SandboxSpec, uid: int, files: Mapping[str, bytes], comman
         "--die-with-parent", "--new-session",
         *_system_binds(), "--proc", "/proc", "--dev", "/dev",
         *(_gpu_binds() if spec.gpu else []),
-        *binds,
         "--size", str(spec.limits.tmpfs_mb << 20), "--tmpfs", WORKDIR,
         "--size", str(64 << 20), "--tmpfs", HOME,
+        # After the tmpfs mounts, so an interpreter in a venv under $HOME or /tmp stays visible
+        # (read-only) instead of being hidden by the empty HOME or the private /tmp.
+        *binds,
         *file_args, "--remount-ro", "/", "--chdir", WORKDIR,
         "--clearenv", *env_args, "--", *command,
     ]

@@ -287,3 +287,21 @@ def test_uid_pool_leases_distinct_uids_and_skips_accounts(tmp_path):
     with pytest.raises(UidPoolExhausted):
         with UidPool(tmp_path / "accounts", base=0, count=1).lease():  # uid 0 is root's account
             pass
+
+
+@needs_bwrap
+def test_a_venv_interpreter_under_tmp_or_home_runs_in_the_sandbox(tmp_path):
+    """A venv under /tmp (or $HOME) must not be hidden by the sandbox's private /tmp and HOME."""
+    import subprocess
+    import sys
+
+    venv = tmp_path / "venv"  # pytest's tmp_path lives under /tmp
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    source = "import sys, pathlib\nprint(sys.prefix)\npathlib.Path(sys.prefix, 'x').write_text('no')\n"
+    result = run_sandboxed(source, SandboxSpec(kind="bwrap", python=python, limits=Limits(memory_mb=1024)),
+                           timeout_s=30)
+    text = result.output.text()
+    assert str(venv) in text, text
+    assert "Read-only file system" in text or "Permission denied" in text, text  # bound read-only
+    assert not (venv / "x").exists()
