@@ -35,4 +35,5 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
     app.state.services = services
     for router in (health.router, webhooks.router, runs.router, pages.router):
         app.include_router(router)
+    app.mount("/static", pages.static_files, name="static")
     return app

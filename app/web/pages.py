@@ -1,77 +1,62 @@
-"""`/`: the runs; `/runs/{id}`: one run's stage timeline, artifacts and buttons."""
+"""`/`: the runs; `/runs/{id}`: one run's stage timeline, artifacts and buttons;
+`/runs/{id}/artifacts/{name}`: one artifact as plain text.
+
+Everything shown comes from untrusted sources (issue text, repro output, CI logs): templates
+autoescape, and the Content-Security-Policy allows only this site's own stylesheet and
+script, so markup that slipped through could still not run.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, PlainTextResponse
+from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 
 from app.api.deps import SessionDep
 from app.db import queries
-from app.db.models import FINISHED, Run, RunStatus
+from app.db.models import FINISHED, RunStatus
+from app.web import display
 
-ARTIFACT_DISPLAY_LIMIT = 200_000  # characters shown per artifact
-REFRESH_SECONDS = 5
+ARTIFACT_DISPLAY_LIMIT = 200_000  # characters shown per artifact; the raw view has them all
+REFRESH_SECONDS = 5  # how often a page with an active run updates itself (static/live.js)
+HERE = Path(__file__).parent
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
 
 router = APIRouter()
-
-
-def _as_utc(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-
-
-def ago(value: datetime | None) -> str:
-    if value is None:
-        return ""
-    return duration((datetime.now(timezone.utc) - _as_utc(value)).total_seconds()) + " ago"
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    seconds = max(0.0, seconds)
-    if seconds < 60:
-        return f"{seconds:.1f}s" if seconds < 10 else f"{seconds:.0f}s"
-    if seconds < 3600:
-        return f"{seconds // 60:.0f}m {seconds % 60:.0f}s"
-    if seconds < 86400:
-        return f"{seconds // 3600:.0f}h {seconds % 3600 // 60:.0f}m"
-    return f"{seconds // 86400:.0f}d"
-
-
-def stage_duration(event) -> str:
-    end = event.ended_at or datetime.now(timezone.utc)
-    return duration((_as_utc(end) - _as_utc(event.started_at)).total_seconds())
-
-
-def subject(run: Run) -> str:
-    """What the run is about: `#123`, `CI run 456`, or its target."""
-    if run.issue is not None:
-        return f"#{run.issue}"
-    if run.params.get("workflow_run_id"):
-        return f"CI run {run.params['workflow_run_id']}"
-    return run.target or "-"
+static_files = StaticFiles(directory=HERE / "static")  # mounted at /static by create_app
 
 
 def _templates() -> Jinja2Templates:
-    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True)
-    env.filters.update(ago=ago, duration=duration, stage_duration=stage_duration, subject=subject)
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
+    env.filters.update(display.FILTERS)
     return Jinja2Templates(env=env)
 
 
 templates = _templates()
 
 
+def _page(request: Request, name: str, context: dict[str, Any]) -> HTMLResponse:
+    return templates.TemplateResponse(request, name, context, headers=SECURITY_HEADERS)
+
+
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 def runs_page(request: Request, session: SessionDep) -> HTMLResponse:
     runs = queries.list_runs(session, limit=200)
-    return templates.TemplateResponse(
-        request, "runs.html", {"runs": runs, "refresh": REFRESH_SECONDS if any(r.status not in FINISHED for r in runs) else None}
-    )
+    active = any(run.status not in FINISHED for run in runs)
+    return _page(request, "runs.html", {"runs": runs, "refresh": REFRESH_SECONDS if active else None})
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
@@ -80,16 +65,27 @@ def run_page(request: Request, run_id: int, session: SessionDep) -> HTMLResponse
     if detail is None:
         raise HTTPException(404, f"run {run_id} not found")
     run = detail.run
-    return templates.TemplateResponse(
+    return _page(
         request,
         "run.html",
         {
             "run": run,
             "stages": detail.stages,
-            "artifacts": detail.artifacts,
+            "artifacts": display.reading_order(detail.artifacts),
+            "pull_request": display.pull_request_url(detail.stages),
             "limit": ARTIFACT_DISPLAY_LIMIT,
             "can_approve": run.status == RunStatus.awaiting_approval,
             "can_retry": run.status in FINISHED or run.status == RunStatus.awaiting_approval,
             "refresh": None if run.status in FINISHED else REFRESH_SECONDS,
         },
     )
+
+
+@router.get("/runs/{run_id}/artifacts/{name}", response_class=PlainTextResponse, include_in_schema=False)
+def artifact_text(run_id: int, name: str, session: SessionDep) -> PlainTextResponse:
+    """The whole artifact as text/plain (never rendered: `nosniff`, and a sandbox CSP)."""
+    artifact = queries.find_artifact(session, run_id, name)
+    if artifact is None or artifact.content is None:
+        raise HTTPException(404, f"run {run_id} has no artifact {name!r} with text")
+    headers = {**SECURITY_HEADERS, "Content-Security-Policy": "sandbox; default-src 'none'"}
+    return PlainTextResponse(artifact.content, headers=headers)
