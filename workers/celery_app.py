@@ -13,6 +13,7 @@ from celery import Celery
 from kombu import Exchange, Queue
 
 from app.pipelines.base import QUEUES
+from workers import embedded_broker
 from app.settings import Settings
 
 TASK_SOFT_TIME_LIMIT_S = 45 * 60  # above the longest stage budget (repro + fix + PR phases)
@@ -29,6 +30,7 @@ def broker_folders(data_dir: Path) -> dict[str, Path]:
         "data_folder_out": root / "queue",
         "processed_folder": root / "processed",
         "control_folder": root / "control",  # kombu's default is ./control, in whatever cwd
+        "staging_folder": root / "staging",  # messages are written here, then renamed into queue/
     }
 
 
@@ -47,6 +49,8 @@ def create_celery(settings: Settings) -> Celery:
     if broker == "filesystem://":
         broker = "filesystem://localhost//"  # the same transport, without kombu's "no hostname" warning
     app = Celery("scrubbot", broker=broker, include=["workers.tasks"])
+    if settings.embedded_broker:
+        app.conf.broker_transport = embedded_broker.TRANSPORT
     app.conf.update(
         broker_transport_options=broker_transport_options(settings),
         broker_connection_retry_on_startup=True,
