@@ -41,6 +41,8 @@ _NAMED_ERROR = re.compile(r"(?:^|[\s('\"])(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?
 _FATAL = re.compile(r"^Fatal Python error: (?P<message>.+)$", re.MULTILINE)
 _CPP_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<name>[^']+)'\s*\n\s*what\(\):\s*(?P<message>.+)")
 _MESSAGE_LIMIT = 300
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+_DIGIT_RUN = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,42 @@ def parse_traceback(output: str) -> Signature | None:
     if terminate:
         return make_signature(terminate.group("name"), terminate.group("message"), kind="fatal")
     return None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of a printed traceback: file, line number and the source line shown (if any)."""
+
+    path: str
+    line: int
+    code: str = ""
+
+
+def traceback_frames(output: str) -> tuple[Frame, ...]:
+    """The frames of the last traceback block in `output`, outermost first.
+
+    Only the last block: in a chain that is the outermost exception's stack, which runs
+    through the program's own frames down to where the error surfaced.
+    """
+    start = output.rfind(_TRACEBACK)
+    if start < 0:
+        return ()
+    frames: list[Frame] = []
+    for text in output[start:].splitlines()[1:]:
+        found = _FRAME.match(text)
+        if found:
+            frames.append(Frame(found.group("path"), int(found.group("line"))))
+        elif frames and text.startswith("    ") and not frames[-1].code \
+                and not text.lstrip().startswith(("^", "~")):
+            frames[-1] = Frame(frames[-1].path, frames[-1].line, text.strip())
+        elif text and not text[0].isspace():
+            break  # the exception header: the frames are over
+    return tuple(frames)
+
+
+def mask_digits(text: str) -> str:
+    """Every digit run as `<n>`: a message that survives literals shrinking (`(32x128)` ~ `(1x2)`)."""
+    return _DIGIT_RUN.sub("<n>", text)
 
 
 def parse_expected(text: str) -> ExpectedError:

@@ -56,9 +56,9 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
             peer_dir = workdir / name / peer
             kwargs = {"jobs": args.jobs} if peer == "shrinkray" else {}
             run = runner(case, needles, peer_dir, args.peer_cap, **kwargs)
-            reproduces = signature.matches(signature_of(cold(run.final, 60)))
+            reproduces = signature.matches(signature_of(cold(run.final, 60), run.final))
             rows.append(_row(name, peer, run.final, run.candidates, run.wall_s, reproduces, run.finished))
-        rows.append(_row(name, "hand-written", hand, 0, 0.0, signature.matches(signature_of(cold(hand, 60))), True))
+        rows.append(_row(name, "hand-written", hand, 0, 0.0, signature.matches(signature_of(cold(hand, 60), hand)), True))
         (workdir / name).mkdir(parents=True, exist_ok=True)
         (workdir / name / "scrubbot.py").write_text(result.source)
     finally:

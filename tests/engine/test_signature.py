@@ -102,3 +102,17 @@ def test_parse_expected_and_three_way_match():
 def test_signal_signature_matches_signal_name():
     sig = signal_signature(9)
     assert sig.text == "Signal: SIGKILL" and match(sig, "SIGKILL") == "same"
+
+
+def test_frames_of_the_last_traceback_and_digit_masking():
+    from app.engine.signature import Frame, mask_digits, traceback_frames
+
+    output = ('Traceback (most recent call last):\n  File "/old.py", line 1, in <module>\n    x\nKeyError: 1\n\n'
+              'During handling of the above exception, another exception occurred:\n\n'
+              'Traceback (most recent call last):\n  File "/tmp/repro.py", line 7, in <module>\n'
+              '    assert torch.allclose(a, b)\n           ^^^^^^^^^^^^^^\n'
+              '  File "/lib/torch/x.py", line 30, in f\nAssertionError\n')
+    assert traceback_frames(output) == (Frame("/tmp/repro.py", 7, "assert torch.allclose(a, b)"),
+                                        Frame("/lib/torch/x.py", 30, ""))
+    assert traceback_frames("no traceback") == ()
+    assert mask_digits("(32x128 and 64x10)") == "(<n>x<n> and <n>x<n>)"

@@ -2,12 +2,19 @@
 
 "Exactly" is the seed's rule: the same exception class and the same distinctive message
 (numbers masked, so `(32x128 and 64x10)` still matches after literals shrink), or the same
-fatal signal, or a timeout. A messageless `AssertionError` must also fail on a line calling
-the same functions (`torch.allclose`), so deleting the computation cannot turn it into some
-other assertion. A candidate raising anything else is rejected, however close its text:
-that is what keeps the minimizer from drifting to a different bug.
+fatal signal, or a timeout. A candidate raising anything else is rejected, however close its
+text: that is what keeps the minimizer from drifting to a different bug.
 
-The oracle only needs `run(source, timeout_s) -> result` where `result` has `exit_code`,
+A messageless `AssertionError` carries no message to compare, so two more things must hold:
+it fails on a line calling the same library functions (`torch.allclose`), and each operand of
+the failing assert that computed something in the original still depends on one of the
+original's operations (`dataflow.assert_operations`, `tests_the_same_computation`):
+`assert torch.allclose(torch.randn([]), torch.ones(1))` keeps the check but not the bug, and
+is rejected.
+
+Tracebacks are read by `app.engine.signature` (the reproduce engine's parser: class, message,
+Dynamo wrappers unwrapped, frames); this module only reduces its answer to what must stay the
+same. The oracle needs `run(source, timeout_s) -> result` where `result` has `exit_code`,
 `signal`, `timed_out` and `output` (head/tail bytes), i.e. `app.engine.sandbox.Sandbox.run`
 or a fork server's equivalent; candidates of one batch run concurrently on `jobs` threads.
 """
@@ -15,19 +22,19 @@ or a fork server's equivalent; candidates of one batch run concurrently on `jobs
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.engine.minimize.dataflow import Operations, assert_operations
 from app.engine.normalize import normalize_text
+from app.engine.signature import mask_digits, parse_traceback, traceback_frames
 
 Run = Callable[[str, float], Any]
 _TRACEBACK = "Traceback (most recent call last):"
-_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
 _CALLED = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
-_DIGITS = re.compile(r"\d+")
-_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
 REPRO_FILE = "repro.py"  # the name the sandbox and the fork server give the program
 
 
@@ -41,6 +48,8 @@ class FailureSignature:
     site: frozenset[str] = frozenset()  # library calls on the failing line (messageless only)
     code: int | None = None  # signal number or exit code
     partial: bool = False  # `message` need only occur in the candidate's (a user's `--expect`)
+    # What each operand of a failing messageless assert depends on (None: unknown / no assert).
+    operations: Operations | None = None
 
     def matches(self, other: FailureSignature | None) -> bool:
         """Does `other` (a candidate's failure) reproduce this one?"""
@@ -48,8 +57,24 @@ class FailureSignature:
             return False
         if self.kind == "exception":
             same_message = self.message in other.message if self.partial else other.message == self.message
-            return other.exc_type == self.exc_type and same_message and self.site <= other.site
+            return (other.exc_type == self.exc_type and same_message and self.site <= other.site
+                    and self.tests_the_same_computation(other))
         return self.kind == "timeout" or other.code == self.code
+
+    def tests_the_same_computation(self, other: FailureSignature) -> bool:
+        """Every operand that computed something in the original still computes part of it.
+
+        Operand i of the candidate's failing assert must depend on at least one of the
+        original's operations (any operand's: sides may swap) wherever operand i of the
+        original depended on one. Vacuous when the original's operands are unknown or only
+        constructors (then there is no computation to lose). See `dataflow`.
+        """
+        if not self.operations or not any(self.operations):
+            return True
+        if other.operations is None or len(other.operations) < len(self.operations):
+            return False
+        everything = frozenset().union(*self.operations)
+        return all(theirs & everything or not mine for mine, theirs in zip(self.operations, other.operations))
 
     def describe(self) -> str:
         if self.kind == "exception":
@@ -59,12 +84,16 @@ class FailureSignature:
         return f"{self.kind} {self.code}"
 
 
-def signature_of(result: Any) -> FailureSignature | None:
-    """The failure signature of a finished run, or None if it succeeded."""
+def signature_of(result: Any, source: str | None = None) -> FailureSignature | None:
+    """The failure signature of a finished run of `source`, or None if it succeeded.
+
+    Without `source` a failing assert's operations stay unknown, and such a signature does not
+    match an original whose operations are known.
+    """
     if result.timed_out:
         return FailureSignature("timeout")
     text = (result.output.head + result.output.tail).decode("utf-8", "replace")
-    exception = parse_traceback(text)
+    exception = failure_from_output(text, source)
     if exception is not None:
         return exception
     if result.signal:
@@ -74,34 +103,29 @@ def signature_of(result: Any) -> FailureSignature | None:
     return None
 
 
-def parse_traceback(text: str) -> FailureSignature | None:
-    """The exception class, masked message and failing line of the last traceback in `text`."""
-    start = text.rfind(_TRACEBACK)
-    if start < 0:
+def failure_from_output(text: str, source: str | None = None) -> FailureSignature | None:
+    """The exception signature of the last traceback in `text` (None if it shows none)."""
+    parsed = parse_traceback(text) if _TRACEBACK in text else None
+    if parsed is None or parsed.kind != "exception":
         return None
-    lines = text[start:].splitlines()[1:]
-    last_code = ""
-    for i, line in enumerate(lines):
-        if line.startswith((" ", "\t")) or not line.strip():
-            if line.startswith("    ") and not line.lstrip().startswith(("File ", "^", "~")):
-                last_code = line.strip()
-            continue
-        match = _EXCEPTION_LINE.match(line)
-        if match is None:
-            continue
-        exc_type, message = match.group(1), _DIGITS.sub("<n>", normalize_text(match.group(2) or ""))
-        site = frozenset(_library_calls(last_code)) if not message else frozenset()
-        return FailureSignature("exception", exc_type, message, site)
-    return None
+    message = mask_digits(normalize_text(parsed.message))
+    if message:
+        return FailureSignature("exception", parsed.exception, message)
+    frames = traceback_frames(text)
+    site = frozenset(_library_calls(frames[-1].code)) if frames else frozenset()
+    operations = None
+    if source is not None and frames and _is_repro(frames[-1].path):
+        operations = assert_operations(source, frames[-1].line)
+    return FailureSignature("exception", parsed.exception, message, site, operations=operations)
 
 
 def failing_lines(text: str, filename: str = REPRO_FILE) -> tuple[int, ...]:
     """Line numbers of the program's own frames in the last traceback, outermost first."""
-    start = text.rfind(_TRACEBACK)
-    if start < 0:
-        return ()
-    frames = _FRAME.findall(text[start:])
-    return tuple(int(line) for path, line in frames if path.rsplit("/", 1)[-1] == filename)
+    return tuple(frame.line for frame in traceback_frames(text) if _is_repro(frame.path, filename))
+
+
+def _is_repro(path: str, filename: str = REPRO_FILE) -> bool:
+    return path.rsplit("/", 1)[-1] == filename
 
 
 def _library_calls(code: str) -> list[str]:
@@ -112,23 +136,49 @@ def _library_calls(code: str) -> list[str]:
     return [name.rsplit(".", 1)[1] for name in _CALLED.findall(code) if "." in name]
 
 
+# A candidate may run SLOW_FACTOR times as long as the latest interesting run (at least
+# SLOW_FLOOR_S) before it is stopped, and so rejected: see `candidate_timeout_s`.
+SLOW_FACTOR = 4.0
+SLOW_FLOOR_S = 3.0
+
+
 class SignatureOracle:
     """A batch oracle: which sources fail with `expected`? Runs a batch on `jobs` threads."""
 
-    def __init__(self, run: Run, expected: FailureSignature, *, timeout_s: float, jobs: int = 1):
+    def __init__(self, run: Run, expected: FailureSignature, *, timeout_s: float, jobs: int = 1,
+                 clock: Callable[[], float] = time.monotonic):
         self.run = run
         self.expected = expected
         self.timeout_s = timeout_s
         self.jobs = max(1, jobs)
+        self.clock = clock
         self._pool = ThreadPoolExecutor(self.jobs) if self.jobs > 1 else None
         self._lines: dict[str, tuple[int, ...]] = {}
+        self._latest: float | None = None  # seconds, of the latest run that failed as expected
+
+    def candidate_timeout_s(self) -> float:
+        """How long a candidate may run before it is stopped (and so rejected).
+
+        The full timeout until something has failed as expected (the original is judged
+        first), and always when the failure to keep is a timeout. Otherwise a few times the
+        latest interesting run (close to the current program, which only gets smaller and
+        faster): a candidate that stopped failing often runs much longer
+        (`fullgraph=True` dropped, the whole generation loop runs) and waiting for it only
+        confirms a rejection. Cutting it short can only reject, never accept: no drift.
+        """
+        if self.expected.kind == "timeout" or self._latest is None:
+            return self.timeout_s
+        return min(self.timeout_s, max(SLOW_FLOOR_S, SLOW_FACTOR * self._latest))
 
     def signature(self, source: str) -> FailureSignature | None:
-        result = self.run(source, self.timeout_s)
-        signature = signature_of(result)
+        started = self.clock()
+        result = self.run(source, self.candidate_timeout_s())
+        elapsed = self.clock() - started
+        signature = signature_of(result, source)
         if self.expected.matches(signature):
             text = (result.output.head + result.output.tail).decode("utf-8", "replace")
             self._lines[source] = failing_lines(text)
+            self._latest = elapsed
         return signature
 
     def failure_lines(self, source: str) -> tuple[int, ...]:

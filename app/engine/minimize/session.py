@@ -22,8 +22,7 @@ from app.engine.minimize.oracle import (
     signature_of,
 )
 from app.engine.minimize.problem import CouldNotMinimize
-
-_DIGITS = re.compile(r"\d+")
+from app.engine.signature import mask_digits
 
 
 class NothingToKeep(ValueError):
@@ -46,11 +45,11 @@ def parse_expected(text: str) -> FailureSignature:
     if signal:
         return FailureSignature("signal", code=int(signal.group(1)))
     exc_type, _, message = text.partition(":")
-    return FailureSignature("exception", exc_type.strip(), _DIGITS.sub("<n>", message.strip()), partial=True)
+    return FailureSignature("exception", exc_type.strip(), mask_digits(message.strip()), partial=True)
 
 
 def original_signature(source: str, cold_run: Run, timeout_s: float) -> FailureSignature:
-    signature = signature_of(cold_run(source, timeout_s))
+    signature = signature_of(cold_run(source, timeout_s), source)
     if signature is None:
         raise NothingToKeep("the program runs without error: there is no failure to keep")
     return signature
@@ -77,5 +76,5 @@ def minimize_repro(
             result = minimize(source, oracle, jobs=jobs, budget_s=budget_s, progress=progress)
     finally:
         oracle.close()
-    reproduces = signature.matches(signature_of(cold_run(result.source, timeout_s)))
+    reproduces = signature.matches(signature_of(cold_run(result.source, timeout_s), result.source))
     return ReproMinimization(result, signature, reproduces)

@@ -17,11 +17,13 @@ from app.engine.minimize import (
     size_key,
     tidy,
 )
-from app.engine.minimize.driver import Progress
+from app.engine.minimize.driver import Progress, yield_rate
 from app.engine.minimize.oracle import (
+    SLOW_FACTOR,
+    SLOW_FLOOR_S,
     FailureSignature,
     SignatureOracle,
-    parse_traceback,
+    failure_from_output,
     signature_of,
 )
 from app.engine.minimize.passes import delete_statements, shrink_int_literals
@@ -123,17 +125,17 @@ TB = 'Traceback (most recent call last):\n  File "/tmp/repro.py", line 3, in <mo
 
 
 def test_signature_masks_numbers_but_keeps_class_and_words():
-    a = parse_traceback(TB.format(line="y = x @ w", error="RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x128 and 64x10)"))
-    b = parse_traceback(TB.format(line="x @ w", error="RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 4x1)"))
-    c = parse_traceback(TB.format(line="x @ w", error="RuntimeError: expected scalar type Float but found Double"))
-    d = parse_traceback(TB.format(line="x @ w", error="ValueError: mat1 and mat2 shapes cannot be multiplied (1x2 and 4x1)"))
+    a = failure_from_output(TB.format(line="y = x @ w", error="RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x128 and 64x10)"))
+    b = failure_from_output(TB.format(line="x @ w", error="RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 4x1)"))
+    c = failure_from_output(TB.format(line="x @ w", error="RuntimeError: expected scalar type Float but found Double"))
+    d = failure_from_output(TB.format(line="x @ w", error="ValueError: mat1 and mat2 shapes cannot be multiplied (1x2 and 4x1)"))
     assert a.matches(b) and not a.matches(c) and not a.matches(d)
 
 
 def test_messageless_assertion_must_fail_on_the_same_check():
-    original = parse_traceback(TB.format(line="assert torch.allclose(f(x), g(x))", error="AssertionError"))
-    same = parse_traceback(TB.format(line="assert torch.allclose(a, b)", error="AssertionError"))
-    other = parse_traceback(TB.format(line="assert x.shape == y.shape", error="AssertionError"))
+    original = failure_from_output(TB.format(line="assert torch.allclose(f(x), g(x))", error="AssertionError"))
+    same = failure_from_output(TB.format(line="assert torch.allclose(a, b)", error="AssertionError"))
+    other = failure_from_output(TB.format(line="assert x.shape == y.shape", error="AssertionError"))
     assert original.matches(same) and not original.matches(other)
 
 
@@ -159,10 +161,10 @@ def test_parse_expected_forms():
     assert parse_expected("timeout").kind == "timeout"
     assert parse_expected("signal 11") == FailureSignature("signal", code=11)
     expected = parse_expected("RuntimeError: must match the size of tensor")
-    assert expected.matches(parse_traceback(TB.format(
+    assert expected.matches(failure_from_output(TB.format(
         line="a + b", error="RuntimeError: The size of tensor a (4) must match the size of tensor b (2)")))
-    assert not expected.matches(parse_traceback(TB.format(line="a + b", error="RuntimeError: other")))
-    assert not expected.matches(parse_traceback(TB.format(line="a + b", error="ValueError: must match the size of tensor")))
+    assert not expected.matches(failure_from_output(TB.format(line="a + b", error="RuntimeError: other")))
+    assert not expected.matches(failure_from_output(TB.format(line="a + b", error="ValueError: must match the size of tensor")))
 
 
 def test_public_api_is_pinned():
@@ -174,3 +176,46 @@ def test_public_api_is_pinned():
          "code_lines", "count_tokens", "minimize", "shrink", "size_key", "tidy"])
     assert all(p.__doc__ for p in PASSES), "every pass says what it does"
     assert PASSES[0].__name__ == "cut_after_failure"
+
+
+def test_candidates_may_run_a_few_times_as_long_as_the_latest_interesting_run():
+    now = [0.0]
+    asked: list[float] = []
+    durations = {"original": 2.0, "slow": 30.0, "fast": 0.5}
+    failing = _result(TB.format(line="f()", error="IndexError: index out of range in self"))
+
+    def run(source, timeout):
+        asked.append(timeout)
+        now[0] += durations[source]
+        return failing if source != "slow" else _result("", timed_out=True)
+
+    expected = parse_expected("IndexError: index out of range in self")
+    oracle = SignatureOracle(run, expected, timeout_s=60, clock=lambda: now[0])
+    assert oracle(["original"]) == [True]
+    assert oracle(["slow", "fast"]) == [False, True]
+    assert asked == [60, SLOW_FACTOR * 2.0, SLOW_FACTOR * 2.0]  # the full timeout, then 4 x 2 s
+    oracle(["fast"])
+    assert asked[-1] == SLOW_FLOOR_S  # 4 x 0.5 s is below the floor
+    hang = SignatureOracle(run, parse_expected("timeout"), timeout_s=60, clock=lambda: now[0])
+    hang(["slow"]), hang(["slow"])
+    assert asked[-1] == 60  # a hang keeps the full timeout
+
+
+def test_coarse_passes_run_alone_first_then_order_follows_gain_per_second():
+    calls: list[str] = []
+
+    def fine(tree, index):
+        """Replace nothing (a fine pass that never gains)."""
+        calls.append("fine")
+        return iter(())
+
+    def coarse(tree, index):
+        """Delete statements."""
+        calls.append("coarse")
+        return delete_statements(tree, index)
+
+    result = minimize("a()\nb()\nkeep()\n", batch(lambda s: "keep()" in s), passes=[fine, coarse],
+                      coarse={coarse})
+    assert calls[0] == "coarse"  # the seed order says `fine` first; the big cuts go first
+    assert result.source == "keep()\n" and result.gains == {"fine": 0, "coarse": 8}
+    assert yield_rate(90, 1.3) > yield_rate(250, 16.0) > yield_rate(0, 0.1) == 0.0

@@ -50,21 +50,25 @@ Pass = Callable[[ast.Module, NodeIndex], Iterator[list[Edit]]]
 PASSES: tuple[Pass, ...] = (
     # 0. dead code after the failing statement (needs the oracle's failing lines)
     cut_after_failure,
+    # 8 (early: one or two candidates, and every later candidate that stops failing then runs
+    # on `eager` instead of compiling with Inductor, the slowest thing a candidate can do)
+    simpler_backends,
     # 1. imports and setup
     remove_unused_imports,
     remove_setup,
     inline_argparse_defaults,
-    # 2. definitions nobody uses (cheap, large)
+    # 2. definitions nobody uses, model layers off the failing path (few candidates, big cuts)
     drop_definitions,
+    drop_submodules,
+    # 3. a class -> a function: big, and a few candidates (before ddmin sweeps the bodies)
+    classes_to_functions,
     # 4 (early: every later candidate computes on smaller tensors)
     shrink_int_literals,
-    # 2. statements, model layers
+    # 2. statements
     delete_statements,
-    drop_submodules,
     # 3. wrappers
     unwrap_main_guard,
     inline_functions,
-    classes_to_functions,
     inline_factories,
     # 2 (cont.). model containers
     drop_elements,
@@ -79,14 +83,20 @@ PASSES: tuple[Pass, ...] = (
     unroll_loops,
     take_branches,
     strip_try_and_with,
-    # 8. backends
-    simpler_backends,
     # finishing
     inline_variables,
 )
 
+# The big cuts: each candidate removes a statement, a definition, a layer or a wrapper. The
+# driver runs them alone for a round before the fine passes (one candidate per expression) join.
+COARSE_PASSES: frozenset[Pass] = frozenset({
+    cut_after_failure, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
+    drop_definitions, drop_submodules, classes_to_functions, delete_statements, unwrap_main_guard,
+    inline_functions, inline_factories,
+})
+
 __all__ = [
-    "PASSES", "Pass", "classes_to_functions", "cut_after_failure", "delete_statements", "drop_definitions",
+    "COARSE_PASSES", "PASSES", "Pass", "classes_to_functions", "cut_after_failure", "delete_statements", "drop_definitions",
     "drop_elements", "drop_keyword_args", "drop_submodules", "inline_argparse_defaults", "inline_factories",
     "inline_functions", "inline_variables", "remove_device_dtype", "remove_setup", "remove_unused_imports",
     "replace_with_subexpression", "shrink_int_literals", "simple_failing_inputs", "simple_loop_inputs",

@@ -1,0 +1,295 @@
+"""What a failing `assert` tests: the computation each operand depends on, found statically.
+
+A messageless `AssertionError` says nothing about the bug; the computation feeding the check
+is the bug. `assert torch.allclose(fused(x), reference(x))` reduces to
+`assert torch.allclose(torch.randn([]), torch.ones(1))` with the same class, the same (empty)
+message and the same check, yet the buggy computation is gone: drift. So the oracle also
+requires (`FailureSignature.tests_the_same_computation`) that every operand of the failing
+assert which depended on an operation in the original still depends on one of the original's
+operations. An operation is a call of a library function that neither makes nor converts
+data (`var`, `layer_norm`, `exp`; not `randn`, `ones`, `to`), or of an instance of a library
+class (`nn.LayerNorm(d)(x)`, `self.norm(x)`; constructing it computes nothing), keyed case- and
+underscore-insensitively so `nn.LayerNorm` and `F.layer_norm` are the same operation.
+
+Why per operand: "some operation survives somewhere" accepts `allclose(x.exp(), ones(1))` for a
+softmax bug (one side computes, the other is a constant); "both sides share an operation" rejects
+the hand-written minimum `allclose((x - x.mean()) / x.var().sqrt(), F.layer_norm(x, [4]))`,
+whose sides share only the input. Each side keeping a piece of the original computation is the
+weakest rule telling those apart. Tolerances (keyword arguments) are not operands.
+
+The analysis is a static over-approximation, cheap and deterministic:
+
+- data flows through assignments by name, resolved by lexical scope but flow-insensitively
+  (every binding of `x` in its scope feeds every use of it); `self.attr` by attribute name;
+- calling a function defined in the program brings in what it returns, and the arguments of
+  its call sites flow into its parameters; calling an instance of a class defined in the
+  program brings in what its methods return (constructing one brings in nothing);
+- operators (`+`, `/`) are not operations: `torch.randn(2) - 1` tests nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+Operations = tuple[frozenset[str], ...]  # one set per compared operand, in order
+
+# Calls that make or convert data: they carry no bug of their own.
+NEUTRAL_CALLS = frozenset({
+    "randn", "rand", "randint", "randperm", "ones", "zeros", "empty", "full", "tensor", "as_tensor",
+    "from_numpy", "arange", "linspace", "logspace", "eye", "randn_like", "rand_like", "ones_like",
+    "zeros_like", "empty_like", "full_like", "Generator", "manual_seed", "seed", "no_grad",
+    "to", "float", "double", "half", "bfloat16", "int", "long", "bool", "cpu", "cuda", "clone",
+    "detach", "contiguous", "requires_grad_", "item", "tolist", "numpy", "device", "dtype",
+    "eval", "train",
+})
+# Python builtins, neutral only when called by their bare name (`x.sum()` is an operation).
+NEUTRAL_BUILTINS = frozenset({
+    "range", "len", "list", "tuple", "dict", "set", "zip", "enumerate", "print", "isinstance",
+    "getattr", "super", "str", "repr", "format", "sorted", "reversed", "min", "max", "abs", "sum",
+    "float", "int", "bool",
+})
+
+
+def assert_operations(source: str, line: int) -> Operations | None:
+    """For each operand of the `assert` failing at `line`, the operations it depends on.
+
+    None when the statement at `line` is not an `assert` (then the rule does not apply).
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assert)
+                      and node.lineno <= line <= (node.end_lineno or node.lineno)), None)
+    if statement is None:
+        return None
+    flow = _Flow(tree)
+    return tuple(flow.operations(operand) for operand in _operands(statement.test))
+
+
+def operation_key(name: str) -> str:
+    """`LayerNorm`, `layer_norm` -> `layernorm`: the module and functional forms of one op."""
+    return name.replace("_", "").lower()
+
+
+def _operands(test: ast.expr) -> list[ast.expr]:
+    """What an assert compares: a check call's positional arguments, a comparison's sides."""
+    if isinstance(test, ast.UnaryOp):
+        return _operands(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return [o for value in test.values for o in _operands(value)]
+    if isinstance(test, ast.Compare):
+        return [test.left, *test.comparators]
+    if isinstance(test, ast.Call) and test.args:
+        return list(test.args)
+    return [test]
+
+
+Key = tuple[int, str]  # (id of the scope binding it, name)
+
+
+class _Flow:
+    """Bindings, definitions' results and call sites of one program, resolved by lexical scope.
+
+    A scope is the module or a function (Python's rule; class bodies are not scopes for the
+    methods in them). A name resolves to the innermost enclosing scope binding it, so two
+    functions both called `forward` stay apart.
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.scope_of: dict[int, ast.AST] = {}  # node -> innermost enclosing scope
+        self.parent: dict[int, ast.AST] = {}  # scope -> enclosing scope
+        self.bindings: dict[Key, list[ast.AST]] = {}  # name -> expressions binding it
+        self.results: dict[Key, list[ast.AST]] = {}  # function -> what calling it yields
+        self.classes: dict[Key, list[ast.AST]] = {}  # class -> what calling an instance yields
+        self.parameters: dict[Key, list[tuple[Key, int | None]]] = {}  # -> (callable, position)
+        self.attributes: dict[str, list[ast.AST]] = {}  # `self.x = ...`, methods' results, by name
+        self.calls: dict[Key, list[ast.Call]] = {}  # callable -> its call sites
+        named_calls: list[ast.Call] = []
+        self._index(tree, tree, named_calls)
+        for call in named_calls:
+            key = self._resolve(call, call.func.id)  # type: ignore[attr-defined]
+            if key is not None:
+                self.calls.setdefault(key, []).append(call)
+
+    def _index(self, node: ast.AST, scope: ast.AST, named_calls: list[ast.Call], in_class: bool = False) -> None:
+        self.scope_of[id(node)] = scope
+        inner = scope
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            inner = node
+            self.parent[id(node)] = scope
+            if not isinstance(node, ast.Lambda) and not in_class:  # methods: see ClassDef
+                self._add(self.results, (id(scope), node.name), _returned(node))
+                self._parameters((id(scope), node.name), node)
+        elif isinstance(node, ast.ClassDef):
+            for method in node.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self._add(self.classes, (id(scope), node.name), _returned(method))
+                    self.attributes.setdefault(method.name, []).extend(_returned(method))
+                    if method.name == "__init__":  # `Model(a)` -> `__init__(self, a)`
+                        self._parameters((id(scope), node.name), method, skip=1)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            named_calls.append(node)
+        for target, value in _bindings(node):
+            for bound in ast.walk(target):
+                if isinstance(bound, ast.Name) and isinstance(bound.ctx, ast.Store):
+                    self._add(self.bindings, (id(scope), bound.id), [value])
+                elif isinstance(bound, ast.Attribute) and isinstance(bound.ctx, ast.Store):
+                    self.attributes.setdefault(bound.attr, []).append(value)
+        for child in ast.iter_child_nodes(node):
+            self._index(child, inner, named_calls, in_class=isinstance(node, ast.ClassDef))
+
+    @staticmethod
+    def _add(table: dict[Key, list[ast.AST]], key: Key, values) -> None:
+        table.setdefault(key, []).extend(values)
+
+    def _parameters(self, callable_key: Key, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+                    skip: int = 0) -> None:
+        args = function.args
+        for position, arg in enumerate([*args.posonlyargs, *args.args][skip:]):
+            self.parameters.setdefault((id(function), arg.arg), []).append((callable_key, position))
+        for arg in [*args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]:
+            self.parameters.setdefault((id(function), arg.arg), []).append((callable_key, None))
+
+    def _resolve(self, node: ast.AST, name: str) -> Key | None:
+        """The (scope, name) `name` refers to where `node` is, if the program binds it."""
+        scope: ast.AST | None = self.scope_of[id(node)]
+        while scope is not None:
+            key = (id(scope), name)
+            if key in self.bindings or key in self.results or key in self.classes or key in self.parameters:
+                return key
+            scope = self.parent.get(id(scope))
+        return None
+
+    def operations(self, root: ast.expr) -> frozenset[str]:
+        found: set[str] = set()
+        seen: set[int] = set()
+        pending: list[ast.AST] = [root]
+        while pending:
+            node = pending.pop()
+            if id(node) not in seen:
+                seen.add(id(node))
+                for sub in self._walk(node):
+                    pending.extend(self._feeding(sub, found))
+        return frozenset(found)
+
+    def _library_call(self, call: ast.Call) -> str | None:
+        """The name of the library function `call` calls, unless it is neutral or the program's."""
+        if isinstance(call.func, ast.Name):
+            name = call.func.id
+            own = name in NEUTRAL_BUILTINS or self._resolve(call, name) is not None
+        elif isinstance(call.func, ast.Attribute):
+            name = call.func.attr
+            own = name in self.attributes  # a method or attribute of the program's own
+        else:
+            return None
+        return None if own or name in NEUTRAL_CALLS else name
+
+    def _assigned(self, name: ast.Name) -> Iterator[ast.AST]:
+        """The values bound to `name` where it is read: assignments, arguments for a parameter."""
+        key = self._resolve(name, name.id)
+        if key is None:
+            return
+        yield from self.bindings.get(key, ())
+        for callable_key, position in self.parameters.get(key, ()):
+            for call in self.calls.get(callable_key, ()):  # the argument passed, not the call
+                yield from _argument(call, name.id, position)
+
+    def _instances_called(self, call: ast.Call) -> Iterator[ast.Call]:
+        """The constructions (`nn.LayerNorm(d)`, `Model()`) whose instance `call` calls.
+
+        Constructing an object computes nothing; calling it (`self.norm(x)`, `model(x)`,
+        `nn.LayerNorm(d)(x)`) runs what its class computes.
+        """
+        func = call.func
+        if isinstance(func, ast.Name):
+            values = list(self._assigned(func))
+        elif isinstance(func, ast.Attribute):
+            values = self.attributes.get(func.attr, [])
+        else:
+            values = [func]
+        for value in values:
+            while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                   and value.func.attr in NEUTRAL_CALLS):  # `Model(d).to(dtype).eval()`
+                value = value.func.value
+            if isinstance(value, ast.Call) and _callee_name(value.func, upper=True):
+                yield value
+
+    def _walk(self, node: ast.AST) -> Iterator[ast.AST]:
+        """`ast.walk`, except into the arguments of a call of the program's own function or
+        class: those reach the result only through its parameters (see `_feeding`)."""
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            yield current
+            if (isinstance(current, ast.Call) and isinstance(current.func, ast.Name)
+                    and self._resolve(current, current.func.id) in self.results.keys() | self.classes.keys()):
+                pending.append(current.func)
+            else:
+                pending.extend(ast.iter_child_nodes(current))
+
+    def _feeding(self, node: ast.AST, found: set[str]) -> Iterator[ast.AST]:
+        """What flows into `node`; records `node` in `found` if it is an operation."""
+        if isinstance(node, ast.Call):
+            name = self._library_call(node)
+            if name is not None and not name[0].isupper():
+                found.add(operation_key(name))
+            for construction in self._instances_called(node):
+                key = self._resolve(construction, construction.func.id) \
+                    if isinstance(construction.func, ast.Name) else None
+                if key in self.classes:
+                    yield from self.classes[key]
+                else:
+                    module = self._library_call(construction)
+                    if module is not None and module[0].isupper():
+                        found.add(operation_key(module))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            yield from self._assigned(node)
+            yield from self.results.get(self._resolve(node, node.id), ())  # type: ignore[arg-type]
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            yield from self.attributes.get(node.attr, ())
+
+
+def _callee_name(func: ast.expr, upper: bool = False) -> str | None:
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    return name if name is not None and (not upper or name[:1].isupper()) else None
+
+
+def _argument(call: ast.Call, name: str, position: int | None) -> Iterator[ast.expr]:
+    """What `call` passes for parameter `name` (everything it passes, if that is unclear)."""
+    unclear = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    if unclear or position is None and not any(k.arg == name for k in call.keywords):
+        yield from call.args
+        yield from (keyword.value for keyword in call.keywords)
+        return
+    if position is not None and position < len(call.args):
+        yield call.args[position]
+    yield from (keyword.value for keyword in call.keywords if keyword.arg == name)
+
+
+def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.expr]:
+    """The values `function` itself returns or yields (not those of functions nested in it)."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)) and node.value is not None:
+            yield node.value
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def _bindings(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
+    """(target, value) pairs for the statements and expressions that bind names."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            yield target, node.value
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+        yield node.target, node.value
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        yield node.target, node.iter
+    elif isinstance(node, ast.NamedExpr):
+        yield node.target, node.value
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        yield node.optional_vars, node.context_expr
