@@ -22,6 +22,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap"),
 ]
 REPROS = Path(__file__).parent / "repros"
+BENCHMARK_CASES = Path(__file__).resolve().parents[3] / "benchmarks" / "minimize" / "cases"
 BUDGET_S = 40
 
 
@@ -42,12 +43,13 @@ def runners():
         ("compile_graph_break", "torch._dynamo.exc.UserError", "fullgraph=True"),
         ("allclose_mismatch", "AssertionError", ("allclose", "softmax", ".exp()")),
         # the bug is the unbiased `var`; the reference side is the LayerNorm module
-        ("allclose_layernorm", "AssertionError", ("allclose", ".var(", "LayerNorm")),
+        ("benchmark/allclose_mismatch", "AssertionError", ("allclose", ".var(", "LayerNorm")),
     ],
 )
 def test_repro_shrinks_and_still_fails_the_same_way(runners, case, exception, must_keep):
     cold, warm = runners
-    source = (REPROS / f"{case}.py").read_text()
+    folder, _, name = case.rpartition("/")
+    source = ((BENCHMARK_CASES if folder == "benchmark" else REPROS) / f"{name}.py").read_text()
     outcome = minimize_repro(source, run=warm, cold_run=cold, jobs=2, timeout_s=60, budget_s=BUDGET_S)
     minimized = outcome.result.source
     assert outcome.signature.exc_type == exception
