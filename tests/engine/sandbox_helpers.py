@@ -40,3 +40,16 @@ def processes_with(text: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+# A repro that leaves a daemon behind: double fork + setsid, the grandchild sleeps on.
+DAEMON_SOURCE = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(600)
+    os._exit(0)
+time.sleep(0.3)
+print("parent done")
+"""

@@ -12,7 +12,7 @@ from app.engine.forkserver import ForkServer
 from app.engine.reproduce import classify
 from app.engine.signature import match
 from app.engine.uids import processes_of_uid
-from tests.engine.sandbox_helpers import needs_bwrap, spec
+from tests.engine.sandbox_helpers import DAEMON_SOURCE, needs_bwrap, spec
 
 
 SANDBOX_PROCESSES = 3  # bwrap's monitor, the namespace's init, the zygote
@@ -68,15 +68,7 @@ def test_timeout_kills_the_candidate_group(server):
 
 @needs_bwrap
 def test_escaped_daemon_is_killed_after_the_candidate(server):
-    source = """
-import os, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        time.sleep(600)
-    os._exit(0)
-time.sleep(0.2)
-"""
+    source = DAEMON_SOURCE
     assert server.run(source, timeout_s=10).exit_code == 0
     assert uid_processes(server) == SANDBOX_PROCESSES
 

@@ -13,7 +13,7 @@ import pytest
 
 from app.engine.capture import OutputBuffer
 from app.engine.sandbox import Limits, Sandbox, SandboxSpec, UntrustedCodeRefused, run_sandboxed, sandbox_env
-from tests.engine.sandbox_helpers import marker, needs_bwrap, processes_with, spec
+from tests.engine.sandbox_helpers import DAEMON_SOURCE, marker, needs_bwrap, processes_with, spec
 
 DEFAULT_TEST_UID_BASE = 430_000  # away from the default pool, which concurrent runs use
 
@@ -162,16 +162,7 @@ print("END-OF-OUTPUT")
 
 @needs_bwrap
 def test_daemon_left_behind_is_killed():
-    source = """
-import os, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        time.sleep(600)
-    os._exit(0)
-time.sleep(0.3)
-print("parent done")
-"""
+    source = DAEMON_SOURCE
     result = run_hostile(source)
     assert result.exit_code == 0 and "parent done" in result.output.text()
 
