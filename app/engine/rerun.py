@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from app.engine.flaky import SequentialRule, wilson_interval
 from app.engine.sandbox import ProcessResult
+from app.engine.signature import short_class
 
 FAIL, OTHER, PASS, TIMEOUT, ERROR = "fail", "other", "pass", "timeout", "error"
 DETERMINISTIC, FLAKY, NOT_REPRODUCIBLE, CANNOT_RUN = "deterministic", "flaky", "not_reproducible", "cannot_run"
@@ -36,9 +37,6 @@ DETERMINISTIC, FLAKY, NOT_REPRODUCIBLE, CANNOT_RUN = "deterministic", "flaky", "
 _FAILED_LINE = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<msg>.+)$", re.MULTILINE)
 _E_LINE = re.compile(r"^E\s+(?P<exc>[\w.]+(?:Error|Exception|Failure|Interrupt|Exit|Warning)\b)", re.MULTILINE)
 
-
-def _short(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
 
 
 def failure_line(output: str) -> str:
@@ -70,7 +68,7 @@ def outcome_of(result: ProcessResult, *, exception: str = "", kind: str = "") ->
         return FAIL
     text = result.output.text()
     seen = failure_line(text)
-    wanted = _short(exception)
+    wanted = short_class(exception)
     if seen:
         return FAIL if re.search(rf"\b{re.escape(wanted)}\b", seen) else OTHER
     return FAIL if re.search(rf"\b{re.escape(wanted)}\b", text) else OTHER

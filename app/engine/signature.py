@@ -45,6 +45,11 @@ _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
 _DIGIT_RUN = re.compile(r"\d+")
 
 
+def short_class(name: str) -> str:
+    """`torch._dynamo.exc.Unsupported` -> `Unsupported`: classes compare without their module."""
+    return name.rsplit(".", 1)[-1]
+
+
 @dataclass(frozen=True)
 class ExceptionInfo:
     """One exception as printed: its class name (dotted as printed) and full message."""
@@ -54,7 +59,7 @@ class ExceptionInfo:
 
     @property
     def short_name(self) -> str:
-        return self.name.rsplit(".", 1)[-1]
+        return short_class(self.name)
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,7 @@ def first_line(message: str) -> str:
 
 def make_signature(name: str, message: str, *, kind: str = "exception",
                    chain: tuple[ExceptionInfo, ...] = (), signal: str | None = None) -> Signature:
-    short = name.rsplit(".", 1)[-1]
+    short = short_class(name)
     distinctive = first_line(message)
     text = normalize_text(f"{short}: {distinctive}" if distinctive else short)
     return Signature(name, distinctive, text, kind, chain, signal)  # type: ignore[arg-type]
@@ -140,7 +145,7 @@ def _exception_after(lines: list[str], start: int) -> ExceptionInfo | None:
 
 
 def _looks_like_exception(name: str) -> bool:
-    short = name.rsplit(".", 1)[-1]
+    short = short_class(name)
     return bool(re.search(r"(Error|Exception|Exit|Interrupt|Failed|Failure|Unsupported|Warning)$", short)) \
         or short in {"StopIteration", "GeneratorExit", "KeyboardInterrupt"}
 
@@ -215,9 +220,9 @@ def parse_expected(text: str) -> ExpectedError:
     stripped = text.strip()
     match = _HEADER.match(stripped.splitlines()[0] if stripped else "")
     if match and match.group("message") is not None and _looks_like_exception(match.group("name")):
-        return ExpectedError(match.group("name").rsplit(".", 1)[-1], match.group("message").strip())
+        return ExpectedError(short_class(match.group("name")), match.group("message").strip())
     if match and match.group("message") is None and _looks_like_exception(match.group("name")):
-        return ExpectedError(match.group("name").rsplit(".", 1)[-1], "")
+        return ExpectedError(short_class(match.group("name")), "")
     return ExpectedError(None, stripped)
 
 

@@ -25,15 +25,13 @@ import signal as signals
 from typing import Any
 
 from app.engine.normalize import normalize_text
+from app.engine.signature import short_class
 
 REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = "reproduces", "fixed", "different-error", "inconclusive"
 MISSING_DEPENDENCY = "missing-dependency"
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
 _DISTINCTIVE = 40  # characters of the reported message that must match (seed: "a distinctive substring")
 
-
-def _short_class(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
 
 
 def _normalized(message: str) -> str:
@@ -43,7 +41,7 @@ def _normalized(message: str) -> str:
 def same_exception(reported: dict[str, Any], run: dict[str, Any]) -> bool:
     """Same class (ignoring the module path) and the reported message's distinctive head
     appears in the message seen now (or the other way round, for a truncated report)."""
-    if _short_class(reported.get("exception", "")) != _short_class(run.get("exception") or ""):
+    if short_class(reported.get("exception", "")) != short_class(run.get("exception") or ""):
         return False
     want, seen = _normalized(reported.get("message", "")), _normalized(run.get("message") or "")
     if not want:
@@ -64,8 +62,8 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any]) -> str:
         return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) == signals.SIGSEGV else DIFFERENT
     if outcome == "timeout":
         return DIFFERENT if kind else INCONCLUSIVE
-    if outcome == "error" and _short_class(run.get("exception") or "") in _IMPORT_ERRORS and not (
-            kind == "exception" and _short_class((reported or {}).get("exception", "")) in _IMPORT_ERRORS):
+    if outcome == "error" and short_class(run.get("exception") or "") in _IMPORT_ERRORS and not (
+            kind == "exception" and short_class((reported or {}).get("exception", "")) in _IMPORT_ERRORS):
         return MISSING_DEPENDENCY
     if kind is None:
         return REPRODUCES
