@@ -87,9 +87,9 @@ def _interpreter(python: str | None) -> str:
 
 def _runners(python: str, jobs: int, source: str):
     """(cold_run, warm_run, close): a fresh sandbox for the checks, the fork server for candidates."""
-    from app.engine.minimize.runners import preload_for, sandbox_runners
+    from app.engine.minimize.runners import sandbox_runners, zygote_for
 
-    return sandbox_runners(python, jobs, preload=preload_for(source))
+    return sandbox_runners(python, jobs, zygote=zygote_for(source))
 
 
 class _progress_bar:

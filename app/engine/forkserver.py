@@ -23,7 +23,7 @@ import select
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -49,11 +49,13 @@ class ForkServer:
     """A zygote with `preload` imported, in one sandbox, running candidates as forked children."""
 
     def __init__(self, spec: SandboxSpec, *, jobs: int = 1, preload: Sequence[str] = ("torch",),
-                 trusted: bool = False, max_restarts: int = 2, start_timeout_s: float = 180.0):
+                 warmup: str | None = None, trusted: bool = False, max_restarts: int = 2,
+                 start_timeout_s: float = 180.0):
         self.sandbox = Sandbox(spec)
         self.sandbox.check_trust(trusted)
         self.jobs = max(1, jobs)
         self.preload = list(preload)
+        self.warmup = warmup  # trusted code run once in the zygote after the preload
         self.trusted = trusted
         self.restarts_left = max_restarts
         self.start_timeout_s = start_timeout_s
@@ -64,6 +66,12 @@ class ForkServer:
         self._process = None
         self._pending: dict[int, Future] = {}
         self._next_id = 0
+        self._closed = False  # close() is final: a late start() (a background one) does nothing
+        # Every zygote is spawned from this one thread, which lives until close(): the sandbox
+        # dies with the *thread* that spawned it (PR_SET_PDEATHSIG), so a zygote started from a
+        # short-lived thread (a background start, a `run_many` pool) would be killed with it.
+        self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forkserver-spawn")
+        self._background_start: Future | None = None
 
     @property
     def python_version(self) -> str | None:
@@ -86,13 +94,37 @@ class ForkServer:
 
     def start(self) -> None:
         """Start the zygote and wait for its `ready` message (raises `ZygoteDied` on failure)."""
+        self._await_background_start()
         with self._lock:
             self._start_locked()
+
+    def start_in_background(self) -> None:
+        """Start the zygote without waiting, so its imports overlap the caller's work.
+
+        The next `start`/`run` waits for it. A failure is logged; the first `run` then retries
+        the start (and falls back to a cold run if that fails too).
+        """
+        def start_quietly() -> None:
+            try:
+                with self._lock:
+                    self._start_locked()
+            except ZygoteDied as exc:
+                log.info("background zygote start failed: %s", exc)
+
+        if not self._closed:
+            self._background_start = self._spawner.submit(start_quietly)
+
+    def _await_background_start(self) -> None:
+        if self._background_start is not None:
+            self._background_start.result()  # never raises: start_quietly catches
+            self._background_start = None
 
     def close(self) -> None:
         """Stop the zygote and everything it started; in-flight candidates fail over to cold."""
         with self._lock:
+            self._closed = True
             self._stop_locked()
+        self._spawner.shutdown(wait=False)
 
     def run(self, source: str, *, timeout_s: float, argv: Sequence[str] = (),
             filename: str = "repro.py") -> ProcessResult:
@@ -115,6 +147,7 @@ class ForkServer:
 
     def _submit(self, source: str, timeout_s: float, argv: Sequence[str], filename: str) -> Future:
         check_file_names({filename: b""})
+        self._await_background_start()  # (outside the lock: the start holds it)
         with self._lock:
             if not self.alive:
                 if self._process is not None and self.restarts_left <= 0:
@@ -146,19 +179,21 @@ class ForkServer:
                 self._stop_locked(keep_record=True)
 
     def _start_locked(self) -> None:
+        if self._closed:
+            raise ZygoteDied("the fork server is closed")
         self._stop_locked(keep_record=True)
         stack = ExitStack()
         diagnostics = stack.enter_context(tempfile.TemporaryFile())
         files = {ZYGOTE_FILE: Path(protocol.__file__).read_bytes(),
                  f"{CANDIDATE_MODULE}.py": Path(protocol.__file__).with_name("forkserver_candidate.py").read_bytes()}
-        config = json.dumps({"preload": self.preload, "threads": self.sandbox.spec.threads,
+        config = json.dumps({"preload": self.preload, "warmup": self.warmup, "threads": self.sandbox.spec.threads,
                              "own_pid_namespace": self.sandbox.spec.kind == "bwrap",
                              "candidate_module": CANDIDATE_MODULE})
+        spawn = self.sandbox.spawn(
+            files, [self.sandbox.spec.python, ZYGOTE_FILE, config], trusted=self.trusted,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=diagnostics, slots=self.jobs + 1)
         try:
-            process = stack.enter_context(self.sandbox.spawn(
-                files, [self.sandbox.spec.python, ZYGOTE_FILE, config],
-                trusted=self.trusted, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=diagnostics,
-                slots=self.jobs + 1))
+            process = self._in_spawner_thread(lambda: stack.enter_context(spawn))
             ready = _read_reply(process.popen, self.start_timeout_s)
         except BaseException:
             stack.close()
@@ -169,11 +204,18 @@ class ForkServer:
             stack.close()
             raise ZygoteDied(f"zygote failed to start: {detail.strip() or 'no output'}")
         self._stack, self._process, self.ready_info = stack, process, ready
+        if ready.get("warmup_error"):
+            log.warning("zygote warm-up failed (candidates still run, slower): %s", ready["warmup_error"])
         if ready.get("threads_at_fork", 1) > 1:
             log.warning("zygote has %s threads after preloading %s: forking it is less safe",
                         ready["threads_at_fork"], self.preload)
         threading.Thread(target=self._read_replies, args=(process,), daemon=True,
                          name="forkserver-replies").start()
+
+    def _in_spawner_thread(self, make: Callable[[], Any]) -> Any:
+        if threading.current_thread().name.startswith("forkserver-spawn"):
+            return make()
+        return self._spawner.submit(make).result()
 
     def _stop_locked(self, keep_record: bool = False) -> None:
         stack, self._stack = self._stack, None

@@ -6,15 +6,17 @@ this module only for its protocol constants.)
 
 Protocol (stdin -> requests, stdout -> replies; each a 4-byte big-endian length + UTF-8 JSON):
   zygote -> host  {"ready": true, "python": "3.11.7", "torch_version": "...", "preload_s": 1.2,
-                   "threads_at_fork": 1}
+                   "warmup_s": 0.4, "warmup_error": null, "threads_at_fork": 1}
   host -> zygote  {"id": 7, "source": "...", "filename": "repro.py", "argv": [], "timeout_s": 30}
   zygote -> host  {"id": 7, "exit_code": 1, "signal": null, "timed_out": false, "duration_s": 0.05,
                    "head": "...", "tail": "...", "total_bytes": 123}   (head/tail: latin-1 text)
 EOF on stdin: kill every child and exit.
 
 Fork safety, as measured on torch 2.x:
-- the zygote imports and never computes: no OpenMP/MKL pool exists at fork time, and the
-  thread environment (OMP_NUM_THREADS...) is set by the sandbox before the import;
+- the zygote imports and never computes in parallel: no OpenMP/MKL pool exists at fork time,
+  and the thread environment (OMP_NUM_THREADS...) is set by the sandbox before the import. An
+  optional warm-up snippet (the host's, e.g. one `torch.compile` of a tiny module, so every
+  child skips Dynamo's first-use setup) runs on single-threaded torch with tiny tensors;
 - the zygote has no threads of its own: one `select` loop over the request pipe, the children's
   output pipes and a SIGCHLD wakeup pipe; `waitpid(WNOHANG)` reaps;
 - `gc.freeze()` after the import keeps children from copying the preloaded heap;
@@ -141,6 +143,21 @@ def _alive(pid):
         return False
 
 
+def warm_up(code):
+    """Run the host's warm-up snippet (trusted, ours) once, so each child skips that first-use work.
+
+    Returns (seconds, error text or None): a failing warm-up costs speed, never correctness.
+    """
+    if not code:
+        return 0.0, None
+    started = time.monotonic()
+    try:
+        exec(compile(code, "<zygote warm-up>", "exec"), {"__name__": "__zygote_warmup__"})
+    except Exception as exc:  # noqa: BLE001 - reported in the ready message
+        return time.monotonic() - started, f"{type(exc).__name__}: {exc}"
+    return time.monotonic() - started, None
+
+
 def serve(config):
     requests_fd, replies_fd = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -155,6 +172,7 @@ def serve(config):
         if name == "torch":
             module.set_num_threads(int(config.get("threads", 1)))  # sets, starts no pool
             torch_version = module.__version__
+    warmup_s, warmup_error = warm_up(config.get("warmup"))
     stop_recording()
     gc.collect()
     gc.freeze()
@@ -163,6 +181,7 @@ def serve(config):
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     write_message(replies_fd, {"ready": True, "python": ".".join(map(str, sys.version_info[:3])),
                                "torch_version": torch_version, "preload_s": time.monotonic() - started,
+                               "warmup_s": warmup_s, "warmup_error": warmup_error,
                                "threads_at_fork": len(os.listdir("/proc/self/task"))})
     own_pid_namespace = bool(config.get("own_pid_namespace")) and os.getpid() <= 2
     children = {}

@@ -16,7 +16,6 @@ Settings are read here (the pipeline layer), never in the engine.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from app.engine import verdict as verdicts
@@ -101,14 +100,13 @@ def minimize_repro(settings: Any, source: str, label: str) -> Json | None:
     re-check of the result). None when nothing smaller was found or the result does not hold."""
     from app.engine.minimize import code_lines
     from app.engine.minimize.problem import CouldNotMinimize
-    from app.engine.minimize.runners import sandbox_runners
+    from app.engine.minimize.runners import sandbox_runners, zygote_for
     from app.engine.minimize.session import NothingToKeep
     from app.engine.minimize.session import minimize_repro as shrink
 
     spec = _spec(settings, label)
-    preload = ("torch",) if re.search(r"^\s*(?:import|from)\s+torch\b", source, re.M) else ()
     jobs = max(1, min(2, os.cpu_count() or 1))
-    cold, warm, close = sandbox_runners(spec.python, jobs, spec, preload=preload)
+    cold, warm, close = sandbox_runners(spec.python, jobs, spec, zygote=zygote_for(source))
     try:
         outcome = shrink(source, run=warm, cold_run=cold, jobs=jobs,
                          timeout_s=min(settings.repro_timeout, MINIMIZE_TIMEOUT_S), budget_s=MINIMIZE_BUDGET_S)

@@ -25,7 +25,7 @@ from peers import needles_for, run_pysource_minimize, run_shrinkray
 
 from app.engine.minimize import code_lines, count_tokens
 from app.engine.minimize.oracle import signature_of
-from app.engine.minimize.runners import preload_for, sandbox_runners
+from app.engine.minimize.runners import sandbox_runners, zygote_for
 from app.engine.minimize.session import minimize_repro
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -40,7 +40,7 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
     case = CASES / f"{name}.py"
     source = case.read_text()
     hand = (CASES / f"{name}.hand.py").read_text()
-    cold, warm, close = sandbox_runners(sys.executable, args.jobs, preload=preload_for(source))
+    cold, warm, close = sandbox_runners(sys.executable, args.jobs, zygote=zygote_for(source))
     rows: list[dict] = []
     try:
         outcome = minimize_repro(source, run=warm, cold_run=cold, jobs=args.jobs, timeout_s=60,

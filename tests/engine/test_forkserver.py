@@ -6,9 +6,13 @@ imports torch, and run several candidates through it.
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from app.engine.forkserver import ForkServer
+from app.engine.forkserver import ForkServer, ZygoteDied
+from app.engine.minimize.runners import COMPILE_WARMUP, zygote_for
 from app.engine.reproduce import classify
 from app.engine.signature import match
 from app.engine.uids import processes_of_uid
@@ -89,10 +93,59 @@ def test_killing_the_zygote_falls_back_to_cold_then_restarts():
         assert after.mode == "fork" and after.output.text().strip() == "next"
 
 
+@needs_bwrap
+def test_warm_up_runs_once_in_the_zygote_before_any_fork():
+    warmup = "import json\njson._scrub_warmed = getattr(json, '_scrub_warmed', 0) + 1"
+    with ForkServer(spec(), jobs=2, preload=(), warmup=warmup) as fork_server:
+        results = fork_server.run_many(["import json; print(json._scrub_warmed)"] * 3, timeout_s=10)
+        assert fork_server.ready_info["warmup_error"] is None
+    assert [r.output.text().strip() for r in results] == ["1", "1", "1"]
+
+
+@needs_bwrap
+def test_a_failing_warm_up_is_reported_and_candidates_still_run():
+    with ForkServer(spec(), preload=(), warmup="raise ValueError('no warm-up today')") as fork_server:
+        result = fork_server.run("print('ran')", timeout_s=10)
+        assert fork_server.ready_info["warmup_error"] == "ValueError: no warm-up today"
+    assert (result.mode, result.output.text().strip()) == ("fork", "ran")
+
+
+@needs_bwrap
+def test_a_zygote_started_from_a_thread_that_ends_keeps_running():
+    """The sandbox dies with the thread that spawned it (PR_SET_PDEATHSIG): the server spawns
+    from its own long-lived thread, so a start from a short-lived one must not be lost."""
+    with ForkServer(spec(), preload=(), max_restarts=0) as fork_server:
+        starter = threading.Thread(target=fork_server.start)
+        starter.start()
+        starter.join()
+        time.sleep(0.3)  # time for a PDEATHSIG'd sandbox to die, were it tied to `starter`
+        assert fork_server.alive
+        assert fork_server.run("print('ok')", timeout_s=10).mode == "fork"
+
+
+@needs_bwrap
+def test_background_start_overlaps_and_the_first_run_waits_for_it():
+    with ForkServer(spec(), preload=(), max_restarts=0) as fork_server:
+        fork_server.start_in_background()
+        result = fork_server.run("print('first')", timeout_s=10)
+        assert (result.mode, result.output.text().strip()) == ("fork", "first")
+
+
+@needs_bwrap
+def test_close_is_final_even_for_a_pending_background_start():
+    fork_server = ForkServer(spec(), preload=())
+    fork_server.close()
+    fork_server.start_in_background()  # after close: must not leave a zygote behind
+    with pytest.raises(ZygoteDied):
+        fork_server.start()
+    assert not fork_server.alive
+
+
 @pytest.mark.torch
 @needs_bwrap
 def test_torch_candidates_through_one_zygote():
-    """Real torch errors, a large matmul after fork (the libgomp hang), a segfault."""
+    """Real torch errors, a large matmul after fork (the libgomp hang), a segfault; the zygote
+    has run the compile warm-up (tiny torch ops before forking) and still has one thread."""
     cases = {
         "import torch\ntorch.ones(2, 3) + torch.ones(4)": "RuntimeError: must match the size",
         "import torch\na = torch.randn(1500, 1500)\nassert (a @ a).shape == (1500, 1500)": None,
@@ -102,8 +155,11 @@ def test_torch_candidates_through_one_zygote():
         "    return x + 1\nf(torch.randn(3))": "Unsupported: Failed to trace builtin operator",
         "import ctypes\nctypes.string_at(0)": "Segmentation fault",
     }
-    with ForkServer(spec(memory_mb=4096), jobs=2) as fork_server:
+    zygote = zygote_for("\n".join(cases))
+    assert zygote.warmup == COMPILE_WARMUP
+    with ForkServer(spec(memory_mb=4096), jobs=2, preload=zygote.preload, warmup=zygote.warmup) as fork_server:
         assert fork_server.torch_version and fork_server.torch_version.startswith("2.")
+        assert fork_server.ready_info["warmup_error"] is None
         assert fork_server.ready_info["threads_at_fork"] == 1  # import torch started no thread
         results = fork_server.run_many(list(cases), timeout_s=90)
     for (source, expected), process in zip(cases.items(), results, strict=True):

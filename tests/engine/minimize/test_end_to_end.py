@@ -14,7 +14,7 @@ import pytest
 
 from app.engine.minimize import code_lines
 from app.engine.minimize.oracle import signature_of
-from app.engine.minimize.runners import BASE_PRELOAD, COMPILE_PRELOAD, sandbox_runners
+from app.engine.minimize.runners import sandbox_runners, zygote_for
 from app.engine.minimize.session import minimize_repro
 
 pytestmark = [
@@ -29,7 +29,8 @@ BUDGET_S = 40
 @pytest.fixture(scope="module")
 def runners():
     pytest.importorskip("torch")
-    cold, warm, close = sandbox_runners(sys.executable, jobs=2, preload=BASE_PRELOAD + COMPILE_PRELOAD)
+    # one zygote for all cases: the one a compile repro gets (torch, Dynamo, Inductor, warmed)
+    cold, warm, close = sandbox_runners(sys.executable, jobs=2, zygote=zygote_for("import torch\ntorch.compile"))
     yield cold, warm
     close()
 
