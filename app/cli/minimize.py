@@ -21,7 +21,8 @@ def minimize_command(
     python: str | None = typer.Option(None, "--python", help="Environment label (SCRUB_ENVIRONMENTS) or interpreter path."),
     jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", min=1, help="Candidates run in parallel."),
     timeout: float = typer.Option(60.0, "--timeout", min=1, help="Seconds per candidate run."),
-    budget: float | None = typer.Option(None, "--budget", min=1, help="Stop after this many seconds."),
+    budget: float | None = typer.Option(
+        None, "--budget", min=1, help="Stop shrinking this many seconds after the start (the final cold re-check comes after)."),
     expect: str | None = typer.Option(None, "--expect", help='Failure to keep: "Class: message", "timeout" or "signal N".'),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:

@@ -123,9 +123,11 @@ class ReductionProblem:
 
 
 def canonicalize(candidate: str | ast.Module) -> str | None:
-    """`ast.unparse` of the candidate, or None if it does not parse or compile."""
+    """`ast.unparse` of the candidate minus `pass` beside other statements (a passes' leftover
+    that means nothing), or None if it does not parse or compile. A tree is changed in place."""
     try:
         tree = ast.parse(candidate) if isinstance(candidate, str) else candidate
+        _drop_redundant_pass(tree)
         text = ast.unparse(tree) + "\n"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. "'int' object is not callable" SyntaxWarnings
@@ -133,3 +135,11 @@ def canonicalize(candidate: str | ast.Module) -> str | None:
     except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError):
         return None
     return text
+
+
+def _drop_redundant_pass(tree: ast.AST) -> None:
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and len(body) > 1 and any(isinstance(s, ast.Pass) for s in body):
+                body[:] = [s for s in body if not isinstance(s, ast.Pass)] or [ast.Pass()]

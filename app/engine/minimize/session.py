@@ -11,6 +11,7 @@ fork server's shared state.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -66,14 +67,23 @@ def minimize_repro(
     budget_s: float | None = None,
     progress: Callable[[Progress], None] | None = None,
 ) -> ReproMinimization:
-    """Shrink `source` while it keeps failing as it does now (or as `expected` says)."""
+    """Shrink `source` while it keeps failing as it does now (or as `expected` says).
+
+    `budget_s` counts from this call: the cold run of the original comes out of it. (The cold
+    re-check of the result comes after it: one run.)
+    """
+    started = time.monotonic()
     signature = expected or original_signature(source, cold_run, timeout_s)
     oracle = SignatureOracle(run, signature, timeout_s=timeout_s, jobs=jobs)
+
+    def remaining() -> float | None:
+        return None if budget_s is None else max(0.0, budget_s - (time.monotonic() - started))
+
     try:
         try:
-            result = minimize(source, oracle, jobs=jobs, budget_s=budget_s, progress=progress)
+            result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), progress=progress)
         except CouldNotMinimize:  # once more: a loaded machine can fail a first warm run
-            result = minimize(source, oracle, jobs=jobs, budget_s=budget_s, progress=progress)
+            result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), progress=progress)
     finally:
         oracle.close()
     reproduces = signature.matches(signature_of(cold_run(result.source, timeout_s), result.source))

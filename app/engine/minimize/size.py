@@ -15,8 +15,11 @@ from typing import NamedTuple
 
 _SKIPPED_TOKENS = {tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
                    tokenize.ENCODING}
-# Virtual tokens charged for a compile backend: simpler backends win even if naming one costs text.
-_BACKEND_WEIGHT = {"inductor": 8, "aot_eager": 3, "eager": 0}
+# Virtual tokens charged for a compile backend: simpler backends win even if naming one costs text,
+# and going back to Inductor is never a simplification, however many keywords it drops (dropping
+# `backend="eager", fullgraph=True, dynamic=False` at once saves 12 tokens): an Inductor candidate
+# compiles C++ for seconds, and the gate refuses it without running it.
+_BACKEND_WEIGHT = {"inductor": 24, "aot_eager": 3, "eager": 0}
 
 
 class Size(NamedTuple):

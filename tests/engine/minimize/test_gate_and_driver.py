@@ -52,6 +52,13 @@ def test_gate_canonicalizes_caches_and_rejects_non_shrinking():
     assert problem.stats.accepted == 1 and problem.stats.candidates == 2
 
 
+def test_gate_drops_pass_beside_other_statements_and_keeps_a_lone_one():
+    evaluate, asked = counting(lambda s: True)
+    problem = ReductionProblem("def f():\n    pass\n    go()\nif x:\n    pass\n", evaluate)
+    assert asked == ["def f():\n    go()\nif x:\n    pass\n"]
+    assert problem.fresh("def f():\n    go()\n    pass\nif x:\n    pass\n") is None  # the same program
+
+
 def test_gate_never_asks_twice_about_the_same_candidate():
     evaluate, asked = counting(lambda s: False)
     problem = ReductionProblem("a = 1\nb = 2\n", lambda s: [True] if len(asked) == 0 and not asked.extend(s) else evaluate(s))
@@ -69,6 +76,9 @@ def test_size_key_orders_tokens_then_lines_then_backend_then_literals():
     assert size_key("f(a)") < size_key("f(a, b)")
     assert size_key("x = torch.compile(f, backend='eager')") < size_key("x = torch.compile(f)")
     assert size_key("x = torch.compile(f, backend='aot_eager')") < size_key("x = torch.compile(f)")
+    # dropping every keyword at once is no simplification if it brings Inductor back
+    assert size_key("x = torch.compile(f, fullgraph=True, dynamic=False, backend='eager')") < size_key(
+        "x = torch.compile(f)")
     assert size_key("x = torch.ones(8)") < size_key("x = torch.ones(1024)")
     assert size_key("x = torch.ones(1)") < size_key("x = torch.ones(8)")
 

@@ -9,11 +9,14 @@ from app.engine.minimize.edits import NodeIndex, apply_edits
 from app.engine.minimize.passes import (
     classes_to_functions,
     delete_statements,
+    drop_decorators,
     drop_definitions,
     drop_elements,
     drop_keyword_args,
     drop_submodules,
+    drop_unused_parameters,
     inline_argparse_defaults,
+    inline_expressions,
     inline_factories,
     inline_functions,
     inline_variables,
@@ -122,6 +125,17 @@ def test_drop_elements_shrinks_sequential_and_lists():
         "m = nn.Sequential(nn.Linear(8, 2))\nxs = []")
 
 
+def test_decorators_go_unless_the_bug_needs_them():
+    src = "@torch.no_grad()\n@torch.compile(fullgraph=True)\ndef f(x):\n    return x.item()"
+    assert shrink(src, has("fullgraph"), [drop_decorators]) == canon(
+        "@torch.compile(fullgraph=True)\ndef f(x):\n    return x.item()")
+
+
+def test_loop_over_a_list_display_binds_its_first_element():
+    src = "for block in [make(1), make(2)]:\n    x = block(x)"
+    assert shrink(src, has("block(x)", "make(1)"), [unroll_loops]) == canon("block = make(1)\nx = block(x)")
+
+
 def test_unwrap_main_guard():
     src = "def main():\n    go()\nif __name__ == '__main__':\n    main()"
     assert shrink(src, has("main()"), [unwrap_main_guard]) == canon("def main():\n    go()\nmain()")
@@ -136,6 +150,36 @@ def test_inline_function_called_once():
 def test_inline_function_leaves_early_returns_alone():
     src = "def f(a):\n    if a:\n        return 1\n    return 2\nx = f(0)"
     assert shrink(src, lambda s: True, [inline_functions]) == canon(src)
+
+
+def test_inline_function_returning_a_call_result():
+    src = "def forward(x):\n    y = norm(x)\n    return act(y)\ndef run(x):\n    return forward(x)"
+    assert shrink(src, has("act(y)"), [inline_functions]) == canon(
+        "def run(x):\n    x = x\n    y = norm(x)\n    return act(y)")
+
+
+def test_inline_expression_function_inside_an_expression():
+    src = "def fused(x, w, eps=1e-5):\n    'doc'\n    return x.var() + eps\nassert close(fused(a, b), ref(a))"
+    assert shrink(src, has("var"), [inline_expressions]) == canon("assert close(a.var() + 1e-5, ref(a))")
+
+
+def test_inline_expression_function_needs_every_parameter_bound():
+    src = "def f(x, y):\n    return x + y\nz = f(1)"
+    assert shrink(src, lambda s: True, [inline_expressions]) == canon(src)
+
+
+def test_unused_parameters_go_with_their_arguments_at_every_call():
+    src = ("def gen(model, idx, steps, temperature=1.0):\n    return model(idx)\n"
+           "a = gen(m, i, 3, temperature=0.5)\nb = gen(m, j, 4)\n"
+           "class Block:\n    def __init__(self, dim, heads):\n        self.dim = dim\nblk = Block(8, heads=2)")
+    assert shrink(src, has("model(idx)", "self.dim = dim"), [drop_unused_parameters]) == canon(
+        "def gen(model, idx):\n    return model(idx)\na = gen(m, i)\nb = gen(m, j)\n"
+        "class Block:\n    def __init__(self, dim):\n        self.dim = dim\nblk = Block(8)")
+
+
+def test_unused_parameter_needed_by_the_bug_stays():
+    src = "def f(a, b):\n    return a\nf(1, crash())"
+    assert shrink(src, has("crash()"), [drop_unused_parameters]) == canon(src)
 
 
 def test_int_literals_shrink_together_to_small_values():
@@ -162,6 +206,12 @@ def test_keyword_args_dropped_unless_needed():
 def test_replace_with_subexpression_unwraps_calls_and_operators():
     src = "y = relu(dropout(x) + bias)"
     assert shrink(src, has("x"), [replace_with_subexpression]) == canon("y = x")
+
+
+def test_replace_with_subexpression_unwraps_comprehensions_and_literal_indexing():
+    src = "for b in [Block(d) for _ in range(depth)]:\n    y = b(x)\nz = [p, q][1]"
+    assert shrink(src, has("Block(d)", "b(x)", "q"), [replace_with_subexpression]) == canon(
+        "for b in [Block(d)]:\n    y = b(x)\nz = q")
 
 
 def test_loops_run_once():
@@ -238,6 +288,15 @@ def test_failing_call_gets_a_simple_input_and_its_pipeline_goes():
     candidates = [ast.unparse(apply_edits(tree, group)) for group in simple_failing_inputs(tree, index)]
     assert candidates[0] == "import torch\nemb(torch.tensor([1]))"
     assert len(candidates) == len(SIMPLE_INPUTS)
+
+
+def test_both_operands_of_a_failing_binary_op_get_simple_inputs():
+    src = "import torch\nh = conv(x)\nout = block(h)\ny = out + h\n"
+    tree = ast.parse(canon(src))
+    index = NodeIndex(tree, failing_lines=(4,))
+    candidates = {ast.unparse(apply_edits(tree, group)) for group in simple_failing_inputs(tree, index)}
+    assert "import torch\nh = conv(x)\ny = torch.ones(2) + h" in candidates  # `block(h)` went with `out`
+    assert "import torch\nh = conv(x)\nout = block(h)\ny = out + torch.ones(1, dtype=torch.float64)" in candidates
 
 
 def test_dead_statements_are_found_transitively_and_side_effects_stay():

@@ -14,6 +14,7 @@ from app.engine.minimize.edits import Edit, NodeIndex
 from app.engine.minimize.passes.backends import simpler_backends
 from app.engine.minimize.passes.calls import (
     drop_keyword_args,
+    drop_unused_parameters,
     replace_with_subexpression,
 )
 from app.engine.minimize.passes.control import (
@@ -22,6 +23,8 @@ from app.engine.minimize.passes.control import (
     unroll_loops,
 )
 from app.engine.minimize.passes.inline import (
+    drop_decorators,
+    inline_expressions,
     inline_factories,
     inline_functions,
     inline_variables,
@@ -68,7 +71,9 @@ PASSES: tuple[Pass, ...] = (
     delete_statements,
     # 3. wrappers
     unwrap_main_guard,
+    drop_decorators,
     inline_functions,
+    inline_expressions,
     inline_factories,
     # 2 (cont.). model containers
     drop_elements,
@@ -78,6 +83,7 @@ PASSES: tuple[Pass, ...] = (
     simple_failing_inputs,
     simple_loop_inputs,
     drop_keyword_args,
+    drop_unused_parameters,
     replace_with_subexpression,
     # 7. control flow
     unroll_loops,
@@ -92,13 +98,13 @@ PASSES: tuple[Pass, ...] = (
 COARSE_PASSES: frozenset[Pass] = frozenset({
     cut_after_failure, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
     drop_definitions, drop_submodules, classes_to_functions, delete_statements, unwrap_main_guard,
-    inline_functions, inline_factories,
+    drop_decorators, inline_functions, inline_expressions, inline_factories,
 })
 
 __all__ = [
-    "COARSE_PASSES", "PASSES", "Pass", "classes_to_functions", "cut_after_failure", "delete_statements", "drop_definitions",
-    "drop_elements", "drop_keyword_args", "drop_submodules", "inline_argparse_defaults", "inline_factories",
-    "inline_functions", "inline_variables", "remove_device_dtype", "remove_setup", "remove_unused_imports",
+    "COARSE_PASSES", "PASSES", "Pass", "classes_to_functions", "cut_after_failure", "drop_decorators", "delete_statements", "drop_definitions",
+    "drop_elements", "drop_keyword_args", "drop_submodules", "drop_unused_parameters", "inline_argparse_defaults", "inline_factories",
+    "inline_expressions", "inline_functions", "inline_variables", "remove_device_dtype", "remove_setup", "remove_unused_imports",
     "replace_with_subexpression", "shrink_int_literals", "simple_failing_inputs", "simple_loop_inputs",
     "simpler_backends", "strip_try_and_with", "take_branches", "unroll_loops", "unwrap_main_guard",
 ]

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
+from app.engine.minimize.passes._ast import loaded_names
 
 
 def drop_keyword_args(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
@@ -16,6 +17,60 @@ def drop_keyword_args(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]
                 yield [Edit(index.number(k)) for k in node.keywords]
             for keyword in node.keywords:
                 yield [Edit(index.number(keyword))]
+
+
+def drop_unused_parameters(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """A parameter the function never reads goes, with what every call passes for it.
+
+    `def f(a, b): return a` / `f(x, y)` -> `def f(a): return a` / `f(x)`. A class's
+    `__init__` counts for calls of the class. All unused parameters of a function first, then
+    one at a time. Functions with `*args`/`**kwargs`, or a call that unpacks `*xs`, are left.
+    """
+    for definition, name, skip in _named_callables(tree):
+        args = definition.args
+        if args.vararg or args.kwarg or args.posonlyargs:
+            continue
+        params = args.args[skip:]
+        read = loaded_names(ast.Module(definition.body, []))
+        unused = [p.arg for p in params if p.arg not in read]
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and n.func.id == name]
+        if not unused or any(isinstance(a, ast.Starred) for c in calls for a in c.args):
+            continue
+        for dropped in ([unused] if len(unused) > 1 else []) + [[p] for p in unused]:
+            yield _drop_parameters(index, definition, skip, set(dropped), calls)
+
+
+def _named_callables(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef, str, int]]:
+    """(definition, the name calls use, leading parameters calls do not pass: `self`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__" and item.args.args:
+                    yield item, node.name, 1
+        elif isinstance(node, ast.FunctionDef) and not _is_method(tree, node):
+            yield node, node.name, 0
+
+
+def _is_method(tree: ast.Module, function: ast.FunctionDef) -> bool:
+    return any(isinstance(n, ast.ClassDef) and function in n.body for n in ast.walk(tree))
+
+
+def _drop_parameters(index: NodeIndex, definition: ast.FunctionDef, skip: int, dropped: set[str],
+                     calls: list[ast.Call]) -> list[Edit]:
+    args = definition.args
+    defaults = dict(zip([a.arg for a in args.args][len(args.args) - len(args.defaults):], args.defaults))
+    kept = [a for a in args.args if a.arg not in dropped]  # defaulted ones stay a suffix
+    new_args = ast.arguments(
+        posonlyargs=[], args=kept, vararg=None, kwonlyargs=args.kwonlyargs, kw_defaults=args.kw_defaults,
+        kwarg=None, defaults=[defaults[a.arg] for a in kept if a.arg in defaults],
+    )
+    edits = [Edit(index.number(args), new_args)]
+    positions = {i for i, a in enumerate(args.args[skip:]) if a.arg in dropped}
+    for call in calls:
+        edits += [Edit(index.number(a)) for i, a in enumerate(call.args) if i in positions]
+        edits += [Edit(index.number(k)) for k in call.keywords if k.arg in dropped]
+    return edits
 
 
 def replace_with_subexpression(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
@@ -43,8 +98,23 @@ def _parts(node: ast.expr) -> list[ast.expr]:
         return [node.operand]
     if isinstance(node, ast.IfExp):
         return [node.body, node.orelse]
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return [ast.List([node.elt], ast.Load())]  # `[f(i) for i in xs]` -> `[f(i)]`
     if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-        return [node.value]
+        element = _literal_element(node)
+        return [node.value] if element is None else [element, node.value]
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and not isinstance(node.value, ast.Name):
         return [node.value]
     return []
+
+
+def _literal_element(node: ast.Subscript) -> ast.expr | None:
+    """`[a, b][1]` -> `b`: indexing a list or tuple display with a constant."""
+    if not isinstance(node.value, (ast.List, ast.Tuple)) or not isinstance(node.slice, ast.Constant):
+        return None
+    position = node.slice.value
+    elements = node.value.elts
+    if isinstance(position, int) and -len(elements) <= position < len(elements):
+        element = elements[position]
+        return None if isinstance(element, ast.Starred) else element
+    return None

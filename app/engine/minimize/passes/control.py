@@ -12,7 +12,7 @@ from app.engine.minimize.edits import Edit, NodeIndex
 def unroll_loops(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
     """A loop becomes its body, run once: `for x in xs: body` -> `x = next(iter(xs)); body`.
 
-    `for i in range(n)` binds `i = 0`; when the body does not read the loop variable it is
+    `for i in range(n)` binds `i = 0`, `for b in [m, n]` binds `b = m`; when the body does not read the loop variable it is
     simply the body. `break`/`continue` at the loop's own level are dropped.
     """
     for node in ast.walk(tree):
@@ -64,4 +64,6 @@ def _without_jumps(body: list[ast.stmt]) -> list[ast.stmt]:
 def _first(iterable: ast.expr) -> ast.expr:
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
         return iterable.args[0] if len(iterable.args) > 1 else ast.Constant(0)
+    if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts and not isinstance(iterable.elts[0], ast.Starred):
+        return iterable.elts[0]  # `for b in [m1, m2]` -> `b = m1`
     return ast.Call(ast.Name("next", ast.Load()), [ast.Call(ast.Name("iter", ast.Load()), [iterable], [])], [])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
@@ -14,6 +15,18 @@ def unwrap_main_guard(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]
     for stmt in tree.body:
         if isinstance(stmt, ast.If) and "__name__" in ast.unparse(stmt.test):
             yield [Edit(index.number(stmt), stmt.body)]
+
+
+def drop_decorators(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """`@torch.no_grad()`, `@functools.wraps`... on a definition: each goes, one at a time.
+
+    A decorator the bug needs (`@torch.compile(fullgraph=True)`) stays: the oracle says so.
+    Without decorators, a function can be inlined.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in node.decorator_list:
+                yield [Edit(index.number(decorator))]
 
 
 def inline_functions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
@@ -38,6 +51,65 @@ def inline_functions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]
             inlined = _inline(definition, call, statement)
             if inlined is not None:
                 yield [Edit(index.number(definition)), Edit(index.number(statement), inlined)]
+
+
+def inline_expressions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """`def f(a, b): return E`, called once anywhere: the call becomes `E` with the arguments
+    (or defaults) in place of the parameters. Covers calls inside expressions, which
+    `inline_functions` (statements only) cannot reach: `assert close(f(x), g(x))`.
+    """
+    for definition in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        body = [s for s in definition.body if not _is_docstring(s)]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            continue
+        if definition.decorator_list or definition.args.vararg or definition.args.kwarg:
+            continue
+        uses = name_uses(tree, definition.name)
+        call = index.parent(uses[0]) if len(uses) == 1 else None
+        if not isinstance(call, ast.Call) or call.func is not uses[0]:
+            continue
+        if any(node is call for node in ast.walk(definition)):
+            continue  # recursive
+        bindings = _arguments(definition, call)
+        if bindings is not None:
+            expression = _Substitute(bindings).visit(copy.deepcopy(body[0].value))
+            yield [Edit(index.number(definition)), Edit(index.number(call), expression)]
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+        and isinstance(statement.value.value, str)
+
+
+def _arguments(definition: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
+    """Parameter -> the expression the call gives it (or its default); None if unmatched."""
+    args = definition.args
+    params = [a.arg for a in args.posonlyargs + args.args]
+    bound = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
+    bound.update(zip((a.arg for a in args.kwonlyargs), (d for d in args.kw_defaults)))
+    if len(call.args) > len(params) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    bound.update(zip(params, call.args))
+    names = params + [a.arg for a in args.kwonlyargs]
+    for keyword in call.keywords:
+        if keyword.arg not in names:  # (`**kwargs` has no arg)
+            return None
+        bound[keyword.arg] = keyword.value
+    if any(bound.get(name) is None for name in names):
+        return None
+    return bound
+
+
+class _Substitute(ast.NodeTransformer):
+    """Read parameters -> (copies of) their argument expressions."""
+
+    def __init__(self, bindings: dict[str, ast.expr]) -> None:
+        self.bindings = bindings
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if isinstance(node.ctx, ast.Load) and node.id in self.bindings:
+            return copy.deepcopy(self.bindings[node.id])
+        return node
 
 
 def inline_factories(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
@@ -132,6 +204,8 @@ def _inline(definition: ast.FunctionDef, call: ast.Call, statement: ast.AST) -> 
     result = body.pop() if isinstance(body[-1], ast.Return) else None
     if isinstance(statement, ast.Expr) and statement.value is call:
         tail = [ast.Expr(result.value)] if result is not None and result.value is not None else []
+    elif isinstance(statement, ast.Return) and statement.value is call:
+        tail = [ast.Return(result.value if result is not None else None)]
     elif isinstance(statement, ast.Assign) and statement.value is call:
         value = result.value if result is not None and result.value is not None else ast.Constant(None)
         tail = [ast.Assign(statement.targets, value)]

@@ -16,22 +16,26 @@ from collections.abc import Iterator
 from app.engine.minimize.edits import Edit, NodeIndex
 from app.engine.minimize.passes._ast import blocks, name_uses
 
+# Most to least likely to keep a bug, each as short as it can be spelled: an index, a float
+# tensor of each common rank, two mismatched sizes (for shape errors, one operand at a time),
+# float64 (numpy's default, the usual dtype mismatch), a larger index.
 SIMPLE_INPUTS = tuple(
     ast.parse(text, mode="eval").body
     for text in ("torch.tensor([1])", "torch.ones(1)", "torch.ones(1, 1)", "torch.ones(1, 1, 1)",
-                 "torch.ones(1, 1, 1, 1)", "torch.tensor([8])")
+                 "torch.ones(1, 1, 1, 1)", "torch.ones(2)", "torch.ones(4)",
+                 "torch.ones(1, dtype=torch.float64)", "torch.tensor([8])")
 )
 
 
 def simple_failing_inputs(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
-    """Variable arguments of calls on failing lines -> small tensors, with what feeds them."""
+    """Variable operands on failing lines (call arguments, both sides of `a + b`) -> small
+    tensors, with what fed them."""
     if not _imports_torch(tree):
         return  # the inputs are spelled `torch.*`
     for line in reversed(index.failing_lines):  # innermost frame first
-        for call in _calls_on_line(tree, line):
-            for argument in call.args:
-                if isinstance(argument, (ast.Name, ast.Attribute, ast.Subscript)):
-                    yield from _feed(tree, index, argument)
+        for operand in _operands_on_line(tree, line):
+            if isinstance(operand, (ast.Name, ast.Attribute, ast.Subscript)):
+                yield from _feed(tree, index, operand)
 
 
 def _feed(tree: ast.Module, index: NodeIndex, argument: ast.expr) -> Iterator[list[Edit]]:
@@ -127,5 +131,9 @@ def _bound(statement: ast.stmt) -> list[str]:
     return []
 
 
-def _calls_on_line(tree: ast.Module, line: int) -> list[ast.Call]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+def _operands_on_line(tree: ast.Module, line: int) -> list[ast.expr]:
+    operands: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Call, ast.BinOp)) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            operands += node.args if isinstance(node, ast.Call) else [node.left, node.right]
+    return operands
