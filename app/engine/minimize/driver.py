@@ -1,10 +1,12 @@
 """The driver: passes to a fixpoint, best-yielding first, candidates judged in parallel batches.
 
-One *round* runs every pass once. A pass sweeps its candidates in order, `jobs` fresh ones per
-oracle batch (independent: all derive from the same current program). When several in a batch
-succeed, their edits are merged and the merge is verified before it is accepted (independent
-simplifications can interact); if it fails, the smallest single winner is taken. After an
-acceptance the pass regenerates its candidates for the new program and resumes where it was.
+One *round* runs every pass once. A pass sweeps its candidates in order with `jobs` of them in
+flight (independent: all derive from the same current program); a slot is refilled as soon as
+its candidate ends, and the next candidate is built while the other slots run. When several in
+flight succeed, their edits are merged and the merge is verified before it is accepted
+(independent simplifications can interact); if it fails, the smallest single winner is taken.
+After an acceptance the pass regenerates its candidates for the new program and resumes where
+it was.
 
 Big cuts come first: one round of the coarse passes alone (`COARSE_PASSES`: whole definitions,
 layers, classes, statement blocks, wrappers), then the fine ones (literals, arguments,
@@ -25,6 +27,7 @@ from __future__ import annotations
 import ast
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from app.engine.minimize.edits import Edit, NodeIndex, apply_edits, mergeable
@@ -98,6 +101,7 @@ def minimize(
                               code_lines(problem.source), current_pass[0]))
 
     problem = ReductionProblem(source, evaluate, deadline=deadline, on_progress=report)
+    pool = ThreadPoolExecutor(jobs, thread_name_prefix="minimize") if jobs > 1 else None
     gains = {p.__name__: 0 for p in passes}
     costs = {p.__name__: 0 for p in passes}
     seconds = {p.__name__: 0.0 for p in passes}
@@ -109,7 +113,7 @@ def minimize(
         for pass_ in round_passes:
             current_pass[0] = pass_.__name__
             tokens, calls, clock = problem.size.tokens, problem.stats.candidates, time.monotonic()
-            run_pass(problem, pass_, jobs)
+            run_pass(problem, pass_, jobs, pool)
             gains[pass_.__name__] += tokens - problem.size.tokens
             costs[pass_.__name__] += problem.stats.candidates - calls
             seconds[pass_.__name__] += time.monotonic() - clock
@@ -118,14 +122,18 @@ def minimize(
         order.sort(key=lambda p: -yield_rate(gains[p.__name__], seconds[p.__name__]))  # stable
         return problem.size != before
 
-    # Big cuts first: the coarse passes alone, so the fine ones sweep a small program.
-    for _ in range(COARSE_ROUNDS):
-        rounds += 1
-        if problem.out_of_time or not run_round([p for p in order if p in coarse]):
-            break
-    while idle_rounds < patience and not problem.out_of_time:
-        rounds += 1
-        idle_rounds = 0 if run_round(order) else idle_rounds + 1
+    try:
+        # Big cuts first: the coarse passes alone, so the fine ones sweep a small program.
+        for _ in range(COARSE_ROUNDS):
+            rounds += 1
+            if problem.out_of_time or not run_round([p for p in order if p in coarse]):
+                break
+        while idle_rounds < patience and not problem.out_of_time:
+            rounds += 1
+            idle_rounds = 0 if run_round(order) else idle_rounds + 1
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     return MinimizeResult(
         original=source,
         source=tidy(problem.source),
@@ -150,18 +158,25 @@ def shrink(source: str, predicate: Predicate, passes: Sequence[Pass] = PASSES, j
     return ast.unparse(ast.parse(result.source))
 
 
-def run_pass(problem: ReductionProblem, pass_: Pass, jobs: int) -> bool:
+def run_pass(problem: ReductionProblem, pass_: Pass, jobs: int, pool: Executor | None = None) -> bool:
     """Sweep one pass over the current program; True if it changed anything."""
     progressed = False
     position = 0
     while not problem.out_of_time:
         tree = problem.tree
         index = NodeIndex(tree, problem.failing_lines)
-        winner_at = _sweep(problem, tree, index, _numbered(pass_(tree, index), position), jobs)
+        winner_at = _sweep(problem, tree, index, _numbered(pass_(tree, index), position), jobs, pool)
         if winner_at is None:
             return progressed
         progressed, position = True, winner_at
     return progressed
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    position: int  # in the pass's order, to resume from after an acceptance
+    edits: list[Edit]
+    text: str  # canonical
 
 
 def _numbered(groups: Iterator[list[Edit]], start: int) -> Iterator[tuple[int, list[Edit]]]:
@@ -171,39 +186,77 @@ def _numbered(groups: Iterator[list[Edit]], start: int) -> Iterator[tuple[int, l
 
 
 def _sweep(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
-           groups: Iterator[tuple[int, list[Edit]]], jobs: int) -> int | None:
-    """Judge fresh candidates `jobs` at a time; accept on the first batch with a winner.
+           groups: Iterator[tuple[int, list[Edit]]], jobs: int, pool: Executor | None) -> int | None:
+    """Judge fresh candidates with `jobs` in flight, in the pass's order; accept the first winner.
 
-    Returns the position of the first winner, or None when the candidates ran out.
+    A slot is refilled as soon as its candidate ends, so a fast candidate never waits for a
+    slow one. The outcome does not depend on timing: the first winner in the pass's order is
+    the one taken (all candidates before it judged), merged with the winners among the
+    `jobs - 1` candidates after it (the window a batch of `jobs` would have judged). Returns
+    the position of the first winner, or None when the candidates ran out.
     """
-    pending: list[tuple[int, list[Edit], str]] = []
+    fresh = _fresh_candidates(problem, tree, index, groups)
+    order: list[tuple[_Candidate, Future]] = []  # submitted, in the pass's order
+    verdicts: dict[int, bool] = {}  # by place in `order`
+    first: int | None = None  # place of the first winner, once everything before it is judged
     exhausted = False
-    while not exhausted and not problem.out_of_time:
-        for position, group in groups:
-            text = problem.fresh(apply_edits(tree, group))
-            if text is not None and all(text != p[2] for p in pending):
-                pending.append((position, group, text))
-                if len(pending) == jobs:
-                    break
-        else:
-            exhausted = True
-        if not pending:
+    while True:
+        window_end = len(order) if first is None else first + jobs
+        running = [f for _, f in order if not f.done()]
+        while (len(running) < jobs and not exhausted and not problem.out_of_time
+               and (first is None or len(order) < window_end)):
+            candidate = next(fresh, None)
+            if candidate is None:
+                exhausted = True
+            else:
+                order.append((candidate, _submit(pool, problem.ask, candidate.text)))
+                running.append(order[-1][1])
+        for place, (candidate, future) in enumerate(order):
+            if place not in verdicts and future.done():
+                verdicts[place] = future.result()
+                problem.record(candidate.text, verdicts[place])
+        if first is None:
+            judged = 0
+            while judged in verdicts and not verdicts[judged]:
+                judged += 1
+            if judged in verdicts:
+                first = judged
+        if first is not None:
+            window = range(first, min(first + jobs, len(order)))
+            if all(place in verdicts for place in window) and (len(order) >= first + jobs or exhausted
+                                                                or problem.out_of_time):
+                winners = [order[place][0] for place in window if verdicts[place]]
+                _accept(problem, tree, index, winners)
+                return winners[0].position
+        elif not running:
             return None
-        verdicts = problem.judge([text for _, _, text in pending])
-        winners = [p for p, ok in zip(pending, verdicts) if ok]
-        pending = []
-        if winners:
-            _accept(problem, tree, index, winners)
-            return winners[0][0]
-    return None
+        if running:
+            wait(running, return_when=FIRST_COMPLETED)
 
 
-def _accept(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
-            winners: list[tuple[int, list[Edit], str]]) -> None:
+def _fresh_candidates(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
+                      groups: Iterator[tuple[int, list[Edit]]]) -> Iterator[_Candidate]:
+    seen: set[str] = set()
+    for position, group in groups:
+        text = problem.fresh(apply_edits(tree, group, index))
+        if text is not None and text not in seen:
+            seen.add(text)
+            yield _Candidate(position, group, text)
+
+
+def _submit(pool: Executor | None, function: Callable[[str], bool], text: str) -> Future:
+    if pool is not None:
+        return pool.submit(function, text)
+    future: Future = Future()  # one job: judged right here, in order
+    future.set_result(function(text))
+    return future
+
+
+def _accept(problem: ReductionProblem, tree: ast.Module, index: NodeIndex, winners: list[_Candidate]) -> None:
     if len(winners) > 1:
-        merged = mergeable(index, [group for _, group, _ in winners])
-        text = problem.fresh(apply_edits(tree, merged)) if merged is not None else None
+        merged = mergeable(index, [c.edits for c in winners])
+        text = problem.fresh(apply_edits(tree, merged, index)) if merged is not None else None
         if text is not None and problem.judge([text])[0]:
             problem.accept(text)
             return
-    problem.accept(min((text for _, _, text in winners), key=size_key))
+    problem.accept(min((c.text for c in winners), key=size_key))

@@ -10,6 +10,7 @@ than the current program, and only then ask the oracle. The oracle is a batch fu
 from __future__ import annotations
 
 import ast
+import re
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -19,6 +20,7 @@ from app.engine.minimize.size import Size, size_key
 
 Evaluate = Callable[[Sequence[str]], list[bool]]
 Predicate = Callable[[str], bool]
+_PASS_LINE = re.compile(r"^\s*pass$", re.M)
 
 
 def batch(predicate: Predicate) -> Evaluate:
@@ -82,6 +84,18 @@ class ReductionProblem:
             return [False] * len(candidates)
         return self._judge(candidates)
 
+    def ask(self, text: str) -> bool:
+        """The oracle's verdict on one fresh candidate, without recording it: safe to call from
+        worker threads (the driver keeps `jobs` in flight); `record` it on the driver's thread."""
+        return False if self.out_of_time else bool(self.evaluate([text])[0])
+
+    def record(self, text: str, verdict: bool) -> None:
+        """Cache and count a verdict obtained with `ask`."""
+        self._cache[text] = verdict
+        self.stats.candidates += 1
+        if self.on_progress is not None:
+            self.on_progress(self)
+
     def consider(self, candidate: str | ast.Module) -> bool:
         """Gate one candidate; if the oracle likes it, it becomes the current program."""
         text = self.fresh(candidate)
@@ -124,11 +138,15 @@ class ReductionProblem:
 
 def canonicalize(candidate: str | ast.Module) -> str | None:
     """`ast.unparse` of the candidate minus `pass` beside other statements (a passes' leftover
-    that means nothing), or None if it does not parse or compile. A tree is changed in place."""
+    that means nothing), or None if it does not parse or compile. A given tree is not changed
+    (candidate trees share subtrees with the current program's)."""
     try:
         tree = ast.parse(candidate) if isinstance(candidate, str) else candidate
-        _drop_redundant_pass(tree)
         text = ast.unparse(tree) + "\n"
+        if _PASS_LINE.search(text):
+            tree = ast.parse(text)  # our own copy, to edit
+            _drop_redundant_pass(tree)
+            text = ast.unparse(tree) + "\n"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. "'int' object is not callable" SyntaxWarnings
             compile(text, "<candidate>", "exec")
