@@ -71,6 +71,7 @@ class ForkServer:
         # dies with the *thread* that spawned it (PR_SET_PDEATHSIG), so a zygote started from a
         # short-lived thread (a background start, a `run_many` pool) would be killed with it.
         self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forkserver-spawn")
+        self._spawner_ident = self._spawner.submit(threading.get_ident).result()
         self._background_start: Future | None = None
 
     @property
@@ -213,7 +214,7 @@ class ForkServer:
                          name="forkserver-replies").start()
 
     def _in_spawner_thread(self, make: Callable[[], Any]) -> Any:
-        if threading.current_thread().name.startswith("forkserver-spawn"):
+        if threading.get_ident() == self._spawner_ident:  # (a background start, already there)
             return make()
         return self._spawner.submit(make).result()
 

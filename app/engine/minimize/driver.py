@@ -198,13 +198,13 @@ def _sweep(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
     fresh = _fresh_candidates(problem, tree, index, groups)
     order: list[tuple[_Candidate, Future]] = []  # submitted, in the pass's order
     verdicts: dict[int, bool] = {}  # by place in `order`
-    first: int | None = None  # place of the first winner, once everything before it is judged
+    losers = 0  # order[:losers] are judged and uninteresting; order[losers], if True, is the winner
     exhausted = False
     while True:
-        window_end = len(order) if first is None else first + jobs
+        won = verdicts.get(losers, False)
         running = [f for _, f in order if not f.done()]
         while (len(running) < jobs and not exhausted and not problem.out_of_time
-               and (first is None or len(order) < window_end)):
+               and (not won or len(order) < losers + jobs)):
             candidate = next(fresh, None)
             if candidate is None:
                 exhausted = True
@@ -215,19 +215,15 @@ def _sweep(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
             if place not in verdicts and future.done():
                 verdicts[place] = future.result()
                 problem.record(candidate.text, verdicts[place])
-        if first is None:
-            judged = 0
-            while judged in verdicts and not verdicts[judged]:
-                judged += 1
-            if judged in verdicts:
-                first = judged
-        if first is not None:
-            window = range(first, min(first + jobs, len(order)))
-            if all(place in verdicts for place in window) and (len(order) >= first + jobs or exhausted
-                                                                or problem.out_of_time):
+        while verdicts.get(losers) is False:
+            losers += 1
+        if verdicts.get(losers):
+            window = range(losers, min(losers + jobs, len(order)))
+            if all(place in verdicts for place in window) and (
+                    len(order) >= losers + jobs or exhausted or problem.out_of_time):
                 winners = [order[place][0] for place in window if verdicts[place]]
                 _accept(problem, tree, index, winners)
-                return winners[0].position
+                return winners[0].position  # (candidates still running past the window are dropped)
         elif not running:
             return None
         if running:

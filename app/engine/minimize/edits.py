@@ -86,37 +86,34 @@ def apply_edits(tree: ast.Module, edits: Sequence[Edit], index: NodeIndex | None
         while node is not None and id(node) not in on_path:
             on_path.add(id(node))
             node = index.parent(node)
-    copied: list[ast.AST] = []
-    new_tree = _rebuild(tree, replacements, on_path, copied)
-    for node in copied:
-        _fill_empty_body(node)
-    return new_tree  # type: ignore[return-value]
+    return _rebuild(tree, replacements, on_path)  # type: ignore[return-value]
 
 
-def _rebuild(node: ast.AST, replacements: dict[int, Replacement], on_path: set[int],
-             copied: list[ast.AST]) -> ast.AST:
+def _rebuild(node: ast.AST, replacements: dict[int, Replacement], on_path: set[int]) -> ast.AST:
+    """`node` itself if no edit lies below it, else a shallow copy with its children rebuilt."""
     if id(node) not in on_path:
         return node
+
+    def child(value: object) -> object:
+        if not isinstance(value, ast.AST):
+            return value
+        if id(value) in replacements:
+            return _fresh_copy(replacements[id(value)])
+        return _rebuild(value, replacements, on_path)
+
     new = copy.copy(node)
-    copied.append(new)
     for name, value in ast.iter_fields(node):
         if isinstance(value, list):
             items: list = []
-            for item in value:
-                if isinstance(item, ast.AST) and id(item) in replacements:
-                    replacement = _fresh_copy(replacements[id(item)])
-                    if isinstance(replacement, list):
-                        items.extend(replacement)
-                    elif replacement is not None:
-                        items.append(replacement)
-                else:
-                    items.append(_rebuild(item, replacements, on_path, copied) if isinstance(item, ast.AST) else item)
+            for item in map(child, value):
+                if isinstance(item, list):
+                    items.extend(item)  # a statement spliced in
+                elif item is not None:  # (None: deleted)
+                    items.append(item)
             setattr(new, name, items)
-        elif isinstance(value, ast.AST):
-            if id(value) in replacements:
-                setattr(new, name, _fresh_copy(replacements[id(value)]))
-            else:
-                setattr(new, name, _rebuild(value, replacements, on_path, copied))
+        else:
+            setattr(new, name, child(value))
+    _fill_empty_body(new)
     return new
 
 

@@ -90,10 +90,10 @@ class ReductionProblem:
         return False if self.out_of_time else bool(self.evaluate([text])[0])
 
     def record(self, text: str, verdict: bool) -> None:
-        """Cache and count a verdict obtained with `ask`."""
+        """Cache and count a verdict (one obtained with `ask`, or by `judge`)."""
         self._cache[text] = verdict
         self.stats.candidates += 1
-        if self.on_progress is not None:
+        if self.on_progress is not None and hasattr(self, "size"):  # (not for the original)
             self.on_progress(self)
 
     def consider(self, candidate: str | ast.Module) -> bool:
@@ -120,13 +120,10 @@ class ReductionProblem:
     # -- internals --------------------------------------------------------------------------
 
     def _judge(self, candidates: Sequence[str]) -> list[bool]:
-        verdicts = self.evaluate(list(candidates))
-        self.stats.candidates += len(candidates)
+        verdicts = [bool(v) for v in self.evaluate(list(candidates))]
         for text, verdict in zip(candidates, verdicts):
-            self._cache[text] = verdict
-        if self.on_progress is not None and hasattr(self, "size"):
-            self.on_progress(self)
-        return list(verdicts)
+            self.record(text, verdict)
+        return verdicts
 
     def _set_current(self, text: str) -> None:
         self.source = text

@@ -46,6 +46,14 @@ def loaded_names(tree: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
 
 
+def parameter_defaults(args: ast.arguments) -> dict[str, ast.expr]:
+    """Parameter name -> its default expression, for the parameters that have one."""
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    return defaults
+
+
 def name_uses(tree: ast.AST, name: str) -> list[ast.Name]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
             and isinstance(n.ctx, ast.Load)]

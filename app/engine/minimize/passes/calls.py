@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
-from app.engine.minimize.passes._ast import loaded_names
+from app.engine.minimize.passes._ast import loaded_names, parameter_defaults
 
 
 def drop_keyword_args(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
@@ -26,7 +26,7 @@ def drop_unused_parameters(tree: ast.Module, index: NodeIndex) -> Iterator[list[
     `__init__` counts for calls of the class. All unused parameters of a function first, then
     one at a time. Functions with `*args`/`**kwargs`, or a call that unpacks `*xs`, are left.
     """
-    for definition, name, skip in _named_callables(tree):
+    for definition, name, skip in _named_callables(tree, index):
         args = definition.args
         if args.vararg or args.kwarg or args.posonlyargs:
             continue
@@ -41,25 +41,21 @@ def drop_unused_parameters(tree: ast.Module, index: NodeIndex) -> Iterator[list[
             yield _drop_parameters(index, definition, skip, set(dropped), calls)
 
 
-def _named_callables(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef, str, int]]:
+def _named_callables(tree: ast.Module, index: NodeIndex) -> Iterator[tuple[ast.FunctionDef, str, int]]:
     """(definition, the name calls use, leading parameters calls do not pass: `self`)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__" and item.args.args:
                     yield item, node.name, 1
-        elif isinstance(node, ast.FunctionDef) and not _is_method(tree, node):
-            yield node, node.name, 0
-
-
-def _is_method(tree: ast.Module, function: ast.FunctionDef) -> bool:
-    return any(isinstance(n, ast.ClassDef) and function in n.body for n in ast.walk(tree))
+        elif isinstance(node, ast.FunctionDef) and not isinstance(index.parent(node), ast.ClassDef):
+            yield node, node.name, 0  # (a method is called through an object: not by its name)
 
 
 def _drop_parameters(index: NodeIndex, definition: ast.FunctionDef, skip: int, dropped: set[str],
                      calls: list[ast.Call]) -> list[Edit]:
     args = definition.args
-    defaults = dict(zip([a.arg for a in args.args][len(args.args) - len(args.defaults):], args.defaults))
+    defaults = parameter_defaults(args)
     kept = [a for a in args.args if a.arg not in dropped]  # defaulted ones stay a suffix
     new_args = ast.arguments(
         posonlyargs=[], args=kept, vararg=None, kwonlyargs=args.kwonlyargs, kw_defaults=args.kw_defaults,

@@ -7,7 +7,7 @@ import copy
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
-from app.engine.minimize.passes._ast import blocks, name_uses
+from app.engine.minimize.passes._ast import blocks, name_uses, parameter_defaults
 
 
 def unwrap_main_guard(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
@@ -85,8 +85,7 @@ def _arguments(definition: ast.FunctionDef, call: ast.Call) -> dict[str, ast.exp
     """Parameter -> the expression the call gives it (or its default); None if unmatched."""
     args = definition.args
     params = [a.arg for a in args.posonlyargs + args.args]
-    bound = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
-    bound.update(zip((a.arg for a in args.kwonlyargs), (d for d in args.kw_defaults)))
+    bound = parameter_defaults(args)
     if len(call.args) > len(params) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     bound.update(zip(params, call.args))
@@ -190,16 +189,10 @@ def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
 
 
 def _inline(definition: ast.FunctionDef, call: ast.Call, statement: ast.AST) -> list[ast.stmt] | None:
-    params = [a.arg for a in definition.args.args]
-    defaults = dict(zip(params[len(params) - len(definition.args.defaults):], definition.args.defaults))
-    given = dict(zip(params, call.args))
-    for keyword in call.keywords:
-        if keyword.arg not in params:
-            return None
-        given[keyword.arg] = keyword.value
-    if len(call.args) > len(params) or any(p not in given and p not in defaults for p in params):
+    bound = _arguments(definition, call)
+    if bound is None:
         return None
-    bindings = [ast.Assign([ast.Name(p, ast.Store())], given.get(p, defaults.get(p))) for p in params]
+    bindings = [ast.Assign([ast.Name(a.arg, ast.Store())], bound[a.arg]) for a in definition.args.args]
     body = list(definition.body)
     result = body.pop() if isinstance(body[-1], ast.Return) else None
     if isinstance(statement, ast.Expr) and statement.value is call:
