@@ -17,18 +17,9 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.engine.sandbox.environments import parse_environments
+
 SandboxKind = Literal["bwrap", "none"]
-
-
-def parse_environments(spec: str) -> dict[str, str]:
-    """`"2.11=/envs/a/bin/python,2.13=/envs/b/bin/python"` -> {label: python}, in order."""
-    envs: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in spec.split(","))):
-        label, sep, python = item.partition("=")
-        if not sep or not label.strip() or not python.strip():
-            raise ValueError(f"SCRUB_ENVIRONMENTS entry {item!r} is not LABEL=PYTHON")
-        envs[label.strip()] = python.strip()
-    return envs
 
 
 class Settings(BaseSettings):
@@ -66,7 +57,7 @@ class Settings(BaseSettings):
     @property
     def environment_map(self) -> dict[str, str]:
         """Named interpreters; the worker's own interpreter when none are configured."""
-        return parse_environments(self.environments) or {"local": sys.executable}
+        return parse_environments(self.environments, default_python=sys.executable)
 
     @property
     def resolved_database_url(self) -> str:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.engine.forkserver import ForkServer  # noqa: E402
-from app.engine.sandbox import Sandbox, SandboxSpec  # noqa: E402
+from app.engine.sandbox.forkserver import ForkServer  # noqa: E402
+from app.engine.sandbox.runner import Sandbox, SandboxSpec  # noqa: E402
 
 REPROS = {
     "shape-mismatch": "import torch\nx = torch.ones(2, 3)\ny = torch.ones(4)\nprint(x + y)\n",

@@ -12,7 +12,7 @@ from pathlib import Path
 from celery import Celery
 from kombu import Exchange, Queue
 
-from app.pipelines.base import QUEUES
+from app.domain import QUEUES
 from workers import embedded_broker
 from app.settings import Settings
 

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from celery import Celery
 
-from app.pipelines.base import DEFAULT_QUEUE
+from app.domain import DEFAULT_QUEUE
 
 RUN_PIPELINE_TASK = "scrub.run_pipeline"
 HANDLE_COMMENT_TASK = "scrub.handle_comment"

@@ -22,7 +22,8 @@ from app.db.session import Database
 from app.github.port import GitHubAPIError
 from app.pipelines import registry
 from app.pipelines.base import Handoff, Stage, run_pipeline
-from app.pipelines.commands import HELP_TEXT, CommandRequest, apply_command
+from app.db.commands import apply_command
+from app.domain import HELP_TEXT, CommandRequest, RunKind
 from workers.enqueue import Enqueuer
 
 log = logging.getLogger(__name__)
@@ -95,15 +96,15 @@ def fail_run(run_id: int, services: WorkerServices, error: str) -> None:
         DbRunContext(services.database, run, services.settings).set_status(RunStatus.failed, error=error)
 
 
-def execute_command(command: str, request: CommandRequest, services: WorkerServices) -> str:
+def execute_command(request: CommandRequest, services: WorkerServices) -> str:
     github = services.github_for(request.installation_id)
     if not github.is_collaborator(request.repo, request.user):
         return f"ignored: {request.user} is not a collaborator of {request.repo}"
-    if command == "help":
+    if request.command == "help":
         github.create_comment(request.repo, request.issue, HELP_TEXT)
         return "help sent"
     with services.database.session() as session:
-        outcome = apply_command(session, command, request)
+        outcome = apply_command(session, request, registry.stage_names(RunKind.issue))
         session.commit()
     if outcome.enqueue_on and outcome.run_id is not None:
         services.enqueuer.run_pipeline(outcome.run_id, outcome.enqueue_on)

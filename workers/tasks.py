@@ -9,7 +9,7 @@ from celery import Celery, shared_task
 
 from app.db.session import database_for
 from app.github.connect import github_client
-from app.pipelines.commands import CommandRequest
+from app.domain import CommandRequest
 from app.settings import get_settings
 from workers.enqueue import HANDLE_COMMENT_TASK, RUN_PIPELINE_TASK, CeleryEnqueuer
 from workers.execute import WorkerServices, execute_command, execute_run, fail_run, is_transient
@@ -45,9 +45,9 @@ def run_pipeline(self: Any, run_id: int) -> str:
 def handle_comment(
     self: Any, command: str, repo: str, issue: int, user: str, installation_id: int | None = None, issue_url: str = ""
 ) -> str:
-    request = CommandRequest(repo=repo, issue=issue, user=user, installation_id=installation_id, issue_url=issue_url)
+    request = CommandRequest(command, repo, issue, user, installation_id, issue_url)
     try:
-        return execute_command(command, request, worker_services(self.app))
+        return execute_command(request, worker_services(self.app))
     except Exception as exc:
         if not is_transient(exc):
             raise

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from app.api.deps import ServicesDep, SessionDep
 from app.db import queries
 from app.db.models import Artifact, Run, StageEvent
-from app.pipelines import commands
+from app.db import commands
 
 router = APIRouter(prefix="/api/v1")
 

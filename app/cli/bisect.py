@@ -45,10 +45,10 @@ def _shape(run: dict[str, Any]) -> str:
 
 def bisect_file(source: str, envs: dict[str, str], settings: Any, *, expect: str | None = None,
                 k: int = 2, echo: Any = None) -> dict[str, Any]:
-    from app.engine import bisect as bisection
-    from app.engine.issue import reported_error
-    from app.engine.verdict import REPRODUCES, classify, describe
-    from app.pipelines import issue_runner
+    from app.engine.verdict import bisect as bisection
+    from app.engine.issue.markdown import reported_error
+    from app.engine.verdict.classify import REPRODUCES, classify, describe
+    from app.pipelines.issue import runner as issue_runner
 
     settings = settings.model_copy(update={"environments": ",".join(f"{k}={v}" for k, v in envs.items())})
     reported = reported_error(expect).to_dict() if expect and reported_error(expect) else None

@@ -15,8 +15,8 @@ import typer
 from rich.table import Table
 
 from app.cli.output import emit_json, fail, stderr
-from app.engine.cilogs import LogReport, read_log
-from app.engine.fingerprint import short_fingerprint
+from app.engine.cilogs.archive import LogReport, read_log
+from app.engine.cilogs.fingerprint import short_fingerprint
 
 RUN_URL = re.compile(
     r"^https?://[^/]+/(?P<repo>[\w.-]+/[\w.-]+)/actions/runs/(?P<run>\d+)(?:/attempts/(?P<attempt>\d+))?/?(?:[?#].*)?$"

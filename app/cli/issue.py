@@ -45,7 +45,7 @@ def run_issue(github: OfflineGitHub, repo: str, number: int, settings: Any, *, e
     """Run every stage here (any queue) and gather what the pipeline decided."""
     from app.pipelines.base import run_pipeline
     from app.pipelines.memory import MemoryRunContext
-    from app.pipelines.scrub_issue import STAGES
+    from app.pipelines.issue.stages import STAGES
 
     ctx = MemoryRunContext(github=github, settings=settings, echo=echo,
                            params={"repo": repo, "issue": number, "approved_by": "local CLI user"})

@@ -40,9 +40,9 @@ def repro(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
 ) -> None:
     """Run FILE in the sandbox; outcome, signature, and over --runs the rate and its interval."""
-    from app.engine.environments import InterpreterError
-    from app.engine.reproduce import RunResult, reproduce
-    from app.engine.sandbox import Limits, SandboxSpec, UntrustedCodeRefused
+    from app.engine.sandbox.environments import InterpreterError
+    from app.engine.verdict.reproduce import RunResult, reproduce
+    from app.engine.sandbox.runner import Limits, SandboxSpec, UntrustedCodeRefused
     from app.settings import get_settings
 
     if not file.is_file():

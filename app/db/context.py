@@ -15,8 +15,10 @@ from typing import Any, Callable
 
 from app.db import queries
 from app.db.models import FINISHED, Run, RunStatus, StageEvent, utcnow
+
+State = dict[str, Any]
 from app.db.session import Database
-from app.pipelines.base import State
+from app.db.signatures import DbSignatureStore
 
 LOG_ARTIFACT = "log"
 _LOG_LIMIT = 200_000  # characters of run log kept; older lines are dropped first
@@ -42,6 +44,10 @@ class DbRunContext:
         self.installation_id = run.installation_id
         self._github_factory = github_factory
         self._on_spawned = on_spawned
+
+    @cached_property
+    def signatures(self) -> DbSignatureStore:
+        return DbSignatureStore(self.database)
 
     @cached_property
     def github(self) -> Any:

@@ -2,38 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from enum import StrEnum
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, Column, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from app.domain import FINISHED, RunKind, RunStatus, utcnow
 
-def utcnow() -> datetime:
-    # Aware: sqlmodel maps `datetime` fields to its UTCDateTime type, which refuses naive values.
-    return datetime.now(timezone.utc)
-
-
-class RunStatus(StrEnum):
-    queued = "queued"
-    running = "running"
-    awaiting_approval = "awaiting_approval"
-    succeeded = "succeeded"
-    failed = "failed"
-    skipped = "skipped"
-    cancelled = "cancelled"
-
-
-FINISHED = {RunStatus.succeeded, RunStatus.failed, RunStatus.skipped, RunStatus.cancelled}
-
-
-class RunKind(StrEnum):
-    issue = "issue"  # scrub an issue (label or /scrub command)
-    ci_ingest = "ci_ingest"  # read a failed workflow run's logs
-    ci_failure = "ci_failure"  # reproduce a repeated CI failure
-    improve = "improve"  # workflow_dispatch of the scrub workflow
-    fuzz = "fuzz"  # TorchFuzz seed -> failing test
+__all__ = ["FINISHED", "RunKind", "RunStatus", "utcnow", "Delivery", "Run", "StageEvent", "Artifact", "FailureSignature"]
 
 
 class Delivery(SQLModel, table=True):

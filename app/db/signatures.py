@@ -21,10 +21,10 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
-from app.db.models import FailureSignature, Run, RunKind, RunStatus, utcnow
+from app.db.models import FailureSignature, Run
+from app.domain import FailureLike as Failure
+from app.domain import Observation, RunKind, RunStatus, utcnow
 from app.db.session import Database
-from app.engine.cilogs import Failure
-from app.pipelines.ci_signatures import Observation
 
 _MAX_ATTEMPTS = 20
 

@@ -12,7 +12,7 @@ import hmac
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.pipelines.commands import parse_command
+from app.domain import CommandRequest, parse_command
 
 DISPATCH_WORKFLOW = "scrub-dispatch.yml"
 
@@ -60,23 +60,12 @@ class StartRun:
 
 
 @dataclass(frozen=True)
-class RunCommand:
-    """A `/scrub` command; the worker checks the commenter is a collaborator, then acts."""
-
-    command: str
-    repo: str
-    issue: int
-    user: str
-    installation_id: int | None
-    issue_url: str
-
-
-@dataclass(frozen=True)
 class Ignore:
     reason: str
 
 
-Decision = StartRun | RunCommand | Ignore
+RunCommand = CommandRequest  # a `/scrub` command; the worker checks the commenter's permission, then acts
+Decision = StartRun | CommandRequest | Ignore
 
 
 def repo_of(payload: dict[str, Any]) -> str:
@@ -133,7 +122,7 @@ def _comment(payload: dict[str, Any]) -> Decision:
     user = dig(payload, "comment", "user", "login") or dig(payload, "sender", "login", default="")
     if number is None or not repo or not user:
         return Ignore("command without an issue, repository or user")
-    return RunCommand(
+    return CommandRequest(
         command=command.name,
         repo=repo,
         issue=number,

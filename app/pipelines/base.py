@@ -17,12 +17,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from app.domain import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, SignatureStore
+from app.github.port import GitHubPort
+from app.settings import Settings
+
+__all__ = ["CPU_QUEUE", "DEFAULT_QUEUE", "GPU_QUEUE", "QUEUES", "Finished", "Handoff", "RunContext", "Stage", "StageResult", "State", "on_queue", "run_pipeline"]
+
 State = dict[str, Any]
 
-DEFAULT_QUEUE = "default"
-CPU_QUEUE = "repro-cpu"
-GPU_QUEUE = "repro-gpu"
-QUEUES = (DEFAULT_QUEUE, CPU_QUEUE, GPU_QUEUE)
 
 
 @dataclass
@@ -48,8 +50,16 @@ class RunContext(Protocol):
     run_id: int
     queue: str
     params: dict[str, Any]  # the run's inputs (issue ref, dispatch inputs, approvals)
-    github: Any  # an app.github client (or a recording fake); None when offline
-    settings: Any  # app.settings.Settings
+    installation_id: int | None  # the GitHub App installation the run acts for
+    settings: Settings
+
+    @property
+    def github(self) -> GitHubPort | None:
+        """A GitHub client (or a recording fake); None when offline."""
+
+    @property
+    def signatures(self) -> SignatureStore | None:
+        """Where CI failure fingerprints are counted; None where nothing counts them."""
 
     def completed_stages(self) -> dict[str, State]:
         """Outputs of the stages already recorded as done (or skipped), by stage name."""

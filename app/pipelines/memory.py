@@ -7,7 +7,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from app.domain import SignatureStore
 from app.pipelines.base import DEFAULT_QUEUE, State
+from app.settings import Settings
 
 
 @dataclass
@@ -24,9 +26,11 @@ class StageRecord:
 class MemoryRunContext:
     run_id: int = 0
     queue: str = DEFAULT_QUEUE
-    github: Any = None
-    settings: Any = None
+    github: Any = None  # a GitHubPort, or None offline
+    settings: Settings = field(default_factory=Settings)
     params: dict[str, Any] = field(default_factory=dict)
+    signatures: SignatureStore | None = None
+    installation_id: int | None = None
     echo: Callable[[str], None] | None = None
     stages: list[StageRecord] = field(default_factory=list)
     artifacts: dict[str, tuple[str, str]] = field(default_factory=dict)

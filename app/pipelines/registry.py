@@ -12,10 +12,10 @@ import importlib
 from app.pipelines.base import Stage
 
 PIPELINE_MODULES: dict[str, str] = {
-    "issue": "app.pipelines.scrub_issue",
-    "ci_ingest": "app.pipelines.ci_ingest",
-    "ci_failure": "app.pipelines.ci_failure",
-    "improve": "app.pipelines.improve",
+    "issue": "app.pipelines.issue.stages",
+    "ci_ingest": "app.pipelines.ci.ingest",
+    "ci_failure": "app.pipelines.ci.stages",
+    "improve": "app.pipelines.ci.improve",
     "fuzz": "app.pipelines.fuzz_bug",
     # A two-stage pipeline with no dependencies: smoke-tests a deployment's queues and workers.
     "selftest": "app.pipelines.selftest",

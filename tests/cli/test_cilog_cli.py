@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from app.cli.main import app
 from app.settings import reset_settings_cache
-from tests.engine.cilog_samples import build_archive, sample_jobs
+from tests.engine.cilogs.samples import build_archive, sample_jobs
 from tests.fakes.fake_github import fake_github  # noqa: F401  (pytest fixture)
 
 KEYS = ["job", "test", "kind", "exception", "message", "signature", "excerpt", "hint"]

@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from app.cli.main import app
-from tests.engine.sandbox_helpers import needs_bwrap
+from tests.engine.sandbox.helpers import needs_bwrap
 
 runner = CliRunner()
 

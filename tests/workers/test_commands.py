@@ -9,12 +9,13 @@ import pytest
 from app.db import queries
 from app.db.context import DbRunContext
 from app.db.models import Run
-from app.pipelines import commands
-from app.pipelines.commands import HELP_TEXT, Command, CommandRequest, parse_command
+from app.db import commands
+from app.domain import ISSUE_STAGES as DOMAIN_ISSUE_STAGES
+from app.domain import HELP_TEXT, Command, CommandRequest, parse_command
 from workers.execute import WorkerServices, execute_command
 
 REPO, ISSUE = "o/r", 5
-ISSUE_STAGES = ["fetch", "reproduce", "bisect", "minimize", "report"]
+ISSUE_STAGES = list(DOMAIN_ISSUE_STAGES)
 
 
 @dataclass
@@ -40,8 +41,8 @@ def services(database, settings, enqueuer, github):
     return WorkerServices(settings, database, enqueuer, github_for=lambda installation: github)
 
 
-def request(user: str = "maintainer") -> CommandRequest:
-    return CommandRequest(repo=REPO, issue=ISSUE, user=user, installation_id=1, issue_url=f"https://github.com/{REPO}/issues/{ISSUE}")
+def request(command: str, user: str = "maintainer") -> CommandRequest:
+    return CommandRequest(command=command, repo=REPO, issue=ISSUE, user=user, installation_id=1, issue_url=f"https://github.com/{REPO}/issues/{ISSUE}")
 
 
 def issue_run(database, settings, status: str, done: list[str] = ()) -> Run:
@@ -81,19 +82,19 @@ def test_parse_command(body, expected):
 
 def test_non_collaborators_are_ignored(services, database, settings, github, enqueuer):
     run = issue_run(database, settings, "awaiting_approval")
-    assert execute_command("approve", request("stranger"), services).startswith("ignored")
+    assert execute_command(request("approve", "stranger"), services).startswith("ignored")
     assert stored(database, run.id).run.status == "awaiting_approval"
     assert github.comments == [] and enqueuer.runs == []
 
 
 def test_unknown_subcommand_gets_the_help_reply(services, github):
-    assert execute_command("help", request(), services) == "help sent"
+    assert execute_command(request("help"), services) == "help sent"
     assert github.comments == [(REPO, ISSUE, HELP_TEXT)]
 
 
 def test_approve_requeues_the_waiting_run(services, database, settings, enqueuer):
     run = issue_run(database, settings, "awaiting_approval", done=["fetch"])
-    execute_command("approve", request(), services)
+    execute_command(request("approve"), services)
     detail = stored(database, run.id)
     assert detail.run.status == "queued" and detail.run.params["approved_by"] == "maintainer"
     assert [e.stage for e in detail.stages] == ["fetch"]
@@ -102,13 +103,13 @@ def test_approve_requeues_the_waiting_run(services, database, settings, enqueuer
 
 def test_approve_without_a_waiting_run_does_nothing(services, database, settings, enqueuer):
     issue_run(database, settings, "succeeded")
-    assert execute_command("approve", request(), services) == "no run is awaiting approval"
+    assert execute_command(request("approve"), services) == "no run is awaiting approval"
     assert enqueuer.runs == []
 
 
 def test_retry_restarts_the_latest_run_under_the_same_id(services, database, settings, enqueuer):
     run = issue_run(database, settings, "failed", done=["fetch", "reproduce"])
-    execute_command("retry", request(), services)
+    execute_command(request("retry"), services)
     detail = stored(database, run.id)
     assert (detail.run.status, detail.run.verdict, detail.stages) == ("queued", None, [])
     assert enqueuer.runs == [(run.id, "default")]
@@ -116,23 +117,38 @@ def test_retry_restarts_the_latest_run_under_the_same_id(services, database, set
 
 def test_retry_leaves_a_run_in_progress_alone(services, database, settings, enqueuer):
     run = issue_run(database, settings, "running", done=["fetch"])
-    assert "already in progress" in execute_command("retry", request(), services)
+    assert "already in progress" in execute_command(request("retry"), services)
     assert len(stored(database, run.id).stages) == 1 and enqueuer.runs == []
 
 
 def test_retry_without_a_run_starts_one(services, database, enqueuer):
-    execute_command("retry", request(), services)
+    execute_command(request("retry"), services)
     [(run_id, queue)] = enqueuer.runs
     run = stored(database, run_id).run
     assert (run.kind, run.repo, run.issue, run.trigger) == ("issue", REPO, ISSUE, "comment:retry")
 
 
-@pytest.mark.parametrize(("command", "flag", "kept"), [("bisect", "force_bisect", ["fetch", "reproduce"]), ("minimize", "force_minimize", ["fetch", "reproduce", "bisect"])])
-def test_bisect_and_minimize_redo_that_stage_and_what_follows(services, database, settings, enqueuer, monkeypatch, command, flag, kept):
-    monkeypatch.setattr(commands, "stage_names", lambda kind: ISSUE_STAGES)
+@pytest.mark.parametrize(("command", "flag", "kept"), [("bisect", "force_bisect", ISSUE_STAGES[:5]), ("minimize", "force_minimize", ISSUE_STAGES[:6])])
+def test_bisect_and_minimize_redo_that_stage_and_what_follows(services, database, settings, enqueuer, command, flag, kept):
     run = issue_run(database, settings, "succeeded", done=ISSUE_STAGES)
-    execute_command(command, request(), services)
+    execute_command(request(command), services)
     detail = stored(database, run.id)
     assert [e.stage for e in detail.stages] == kept
     assert detail.run.params[flag] is True and detail.run.status == "queued"
     assert enqueuer.runs == [(run.id, "default")]
+
+
+def test_the_issue_pipeline_has_the_stages_the_domain_names():
+    from app.pipelines.registry import stage_names
+
+    assert stage_names("issue") == ISSUE_STAGES
+
+
+def test_a_stage_the_run_kind_lacks_deletes_nothing(database, settings):
+    run = issue_run(database, settings, "succeeded", done=ISSUE_STAGES)
+    with database.session() as session:
+        loaded = session.get(Run, run.id)
+        outcome = commands.rerun_from(session, loaded, "bisect", ["fetch", "parse", "record"])
+        session.commit()
+    assert "has no bisect stage" in outcome.message and outcome.enqueue_on is None
+    assert [e.stage for e in stored(database, run.id).stages] == ISSUE_STAGES

@@ -100,7 +100,7 @@ def test_waiting_for_approval_then_resuming(database, settings, enqueuer):
     assert execute_run(run.id, svc) == "awaiting_approval"
     assert execute_run(run.id, svc) == "already awaiting_approval"
     with database.session() as session:
-        from app.pipelines.commands import approve
+        from app.db.commands import approve
 
         outcome = approve(session, session.get(Run, run.id), "maintainer")
         session.commit()

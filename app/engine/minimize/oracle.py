@@ -12,10 +12,10 @@ original's operations (`dataflow.assert_operations`, `tests_the_same_computation
 `assert torch.allclose(torch.randn([]), torch.ones(1))` keeps the check but not the bug, and
 is rejected.
 
-Tracebacks are read by `app.engine.signature` (the reproduce engine's parser: class, message,
+Tracebacks are read by `app.engine.verdict.signature` (the reproduce engine's parser: class, message,
 Dynamo wrappers unwrapped, frames); this module only reduces its answer to what must stay the
 same. The oracle needs `run(source, timeout_s) -> result` where `result` has `exit_code`,
-`signal`, `timed_out` and `output` (head/tail bytes), i.e. `app.engine.sandbox.Sandbox.run`
+`signal`, `timed_out` and `output` (head/tail bytes), i.e. `app.engine.sandbox.runner.Sandbox.run`
 or a fork server's equivalent; candidates of one batch run concurrently on `jobs` threads.
 """
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.engine.minimize.dataflow import Operations, assert_operations
-from app.engine.normalize import normalize_text
-from app.engine.signature import mask_digits, parse_traceback, traceback_frames
+from app.engine.verdict.normalize import normalize_text
+from app.engine.verdict.signature import mask_digits, parse_traceback, traceback_frames
 
 Run = Callable[[str, float], Any]
 _TRACEBACK = "Traceback (most recent call last):"

@@ -1,7 +1,7 @@
 """Runners the minimizer judges candidates with, both inside the sandbox.
 
 `cold`: a fresh sandboxed interpreter per run (1-3 s with torch), used for the original and for
-the final re-check. `warm`: `app.engine.forkserver.ForkServer`, a zygote with torch preloaded in
+the final re-check. `warm`: `app.engine.sandbox.forkserver.ForkServer`, a zygote with torch preloaded in
 one sandbox that forks a child per candidate (tens of ms). One server per repro: candidates of
 one minimization share a uid and a /tmp, which is fine because they are all the same person's code.
 
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.engine.forkserver import ForkServer
-from app.engine.sandbox import Sandbox, SandboxSpec
+from app.engine.sandbox.forkserver import ForkServer
+from app.engine.sandbox.runner import Sandbox, SandboxSpec
 
 Runner = Callable[[str, float], Any]
 # What the zygote imports once. `torch.optim` pulls in Dynamo lazily (2-3 s per candidate if not

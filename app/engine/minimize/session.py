@@ -23,7 +23,7 @@ from app.engine.minimize.oracle import (
     signature_of,
 )
 from app.engine.minimize.problem import CouldNotMinimize
-from app.engine.signature import mask_digits
+from app.engine.verdict.signature import mask_digits
 
 
 class NothingToKeep(ValueError):

@@ -1,0 +1,147 @@
+"""The vocabulary every layer shares: run and stage statuses, run kinds, queues, commands.
+
+Plain enums and frozen dataclasses, no imports from the project. The database stores these
+values, the GitHub router produces commands, pipelines return stage statuses and the API shows
+them: one definition each, here (import-linter keeps this module free of every other layer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+def utcnow() -> datetime:
+    """Aware UTC now (sqlmodel's datetime columns refuse naive values)."""
+    return datetime.now(UTC)
+
+
+class RunStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    awaiting_approval = "awaiting_approval"
+    succeeded = "succeeded"
+    failed = "failed"
+    skipped = "skipped"
+    cancelled = "cancelled"
+
+
+FINISHED = frozenset({RunStatus.succeeded, RunStatus.failed, RunStatus.skipped, RunStatus.cancelled})
+
+
+class StageStatus(StrEnum):
+    """What a stage event records. `done` and `skipped` count as finished on a retry."""
+
+    running = "running"
+    done = "done"
+    skipped = "skipped"
+    failed = "failed"
+    waiting = "waiting"
+
+
+STAGE_FINISHED = frozenset({StageStatus.done, StageStatus.skipped})
+
+
+class RunKind(StrEnum):
+    issue = "issue"  # scrub an issue (label or /scrub command)
+    ci_ingest = "ci_ingest"  # read a failed workflow run's logs
+    ci_failure = "ci_failure"  # reproduce a repeated CI failure
+    improve = "improve"  # workflow_dispatch of the scrub workflow
+    fuzz = "fuzz"  # TorchFuzz seed -> failing test
+    selftest = "selftest"  # smoke test of a deployment's queues
+
+
+class Queue(StrEnum):
+    default = "default"  # GitHub I/O and bookkeeping
+    cpu = "repro-cpu"  # sandboxed runs
+    gpu = "repro-gpu"  # sandboxed runs that need CUDA; only GPU hosts consume it
+
+
+DEFAULT_QUEUE, CPU_QUEUE, GPU_QUEUE = Queue.default.value, Queue.cpu.value, Queue.gpu.value
+QUEUES = (DEFAULT_QUEUE, CPU_QUEUE, GPU_QUEUE)
+
+# The issue pipeline's stages, in order (the pipeline's STAGES list is checked against it).
+ISSUE_STAGES = ("fetch", "select", "triage", "review", "reproduce", "bisect", "minimize", "report", "publish")
+
+
+# --- `/scrub` commands ----------------------------------------------------------------------
+
+COMMANDS = ("approve", "retry", "bisect", "minimize")
+FORCE_FLAGS = {"bisect": "force_bisect", "minimize": "force_minimize"}
+
+HELP_TEXT = """Scrubbot commands (collaborators only):
+
+- `/scrub approve`: let a run that waits for approval go on (untrusted or risky repro)
+- `/scrub retry`: run the latest scrub of this issue again from the start
+- `/scrub bisect`: find the version that changed the outcome, even if not needed
+- `/scrub minimize`: shrink the reproduction again
+"""
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # one of COMMANDS, or "help" for anything else
+    word: str = ""  # what was typed after /scrub
+
+
+def parse_command(body: str | None) -> Command | None:
+    """The command on the first line of a comment, or None when it is not a `/scrub` comment."""
+    first_line = (body or "").strip().splitlines()[0] if (body or "").strip() else ""
+    words = first_line.split()
+    if not words or words[0].lower() != "/scrub":
+        return None
+    word = words[1].lower() if len(words) > 1 else ""
+    return Command(word if word in COMMANDS else "help", word)
+
+
+@dataclass(frozen=True)
+class CommandRequest:
+    """A `/scrub` command on an issue: who asked, where. The worker checks the permission."""
+
+    command: str
+    repo: str
+    issue: int
+    user: str
+    installation_id: int | None = None
+    issue_url: str = ""
+
+
+# --- CI failure signatures ------------------------------------------------------------------
+
+
+class FailureLike(Protocol):
+    """The fields of a CI failure (`app.engine.cilogs.Failure`) a signature store keeps."""
+
+    signature: str
+    test: str
+    job: str
+    kind: str
+    exception: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A fingerprint's standing after one workflow run was counted."""
+
+    fingerprint: str
+    count: int  # distinct workflow runs it failed in
+    workflow_run_ids: tuple[int, ...]
+    linked_run_id: int | None  # the CI run opened for it, if any
+    first_seen: datetime
+    last_seen: datetime
+
+    def should_open(self, threshold: int) -> bool:
+        return self.linked_run_id is None and self.count >= threshold
+
+
+class SignatureStore(Protocol):
+    def observe(self, repo: str, failure: FailureLike, workflow_run_id: int) -> Observation:
+        """Count `failure` for `workflow_run_id` (idempotent per run id) and return its standing."""
+
+    def open_ci_run(
+        self, repo: str, fingerprint: str, *, target: str, params: dict[str, Any], installation_id: int | None = None
+    ) -> int | None:
+        """Create one `ci_failure` run and link it to the fingerprint; None when one is linked already."""

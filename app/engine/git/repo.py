@@ -1,0 +1,218 @@
+"""Git plumbing for CI jobs: cached bare mirrors, worktrees, authors, commits and pushes.
+
+One bare mirror per repository lives under a cache dir and is updated with `git fetch`;
+each job gets a `git worktree` at the failing commit, so a second job on the same repo costs
+a fetch, not a clone. Remotes may be `file://` URLs, local paths or https URLs carrying a
+token (`https://x-access-token:TOKEN@github.com/o/r.git`). The token is never written to disk
+(fetches and pushes name the URL on the command line; the mirror's stored remote is the
+redacted URL) and never appears in an error: every message goes through `redact`.
+
+CODEOWNERS parsing lives in `app.engine.git.codeowners`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+SCRUBBOT_NAME = "Scrubbot"
+SCRUBBOT_EMAIL = "scrubbot@users.noreply.github.com"
+GIT_TIMEOUT_S = 600.0
+
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)[^/@\s]+@")
+
+
+class GitError(RuntimeError):
+    """A git command failed; the message is already redacted."""
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Hide URL credentials (`https://user:token@host` -> `https://***@host`) and `secrets`."""
+    out = _USERINFO.sub(r"\g<scheme>***@", text)
+    for secret in secrets:
+        if secret:
+            out = out.replace(secret, "***")
+    return out
+
+
+def _git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "SCRUB_"))}
+    env.update(
+        GIT_TERMINAL_PROMPT="0",  # a bad token fails instead of waiting for a password
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME=SCRUBBOT_NAME,
+        GIT_AUTHOR_EMAIL=SCRUBBOT_EMAIL,
+        GIT_COMMITTER_NAME=SCRUBBOT_NAME,
+        GIT_COMMITTER_EMAIL=SCRUBBOT_EMAIL,
+    )
+    return env
+
+
+def git(*args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S, check: bool = True) -> str:
+    """Run `git args...` and return stdout; raise `GitError` (redacted) when it fails."""
+    try:
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd, env=_git_env(), capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise GitError(redact(f"git {' '.join(args[:2])} timed out after {timeout:.0f}s")) from None
+    if check and proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip()[-2000:]
+        raise GitError(redact(f"git {' '.join(args)} failed ({proc.returncode}): {detail}"))
+    return proc.stdout
+
+
+def remote_url(remote: str | Path) -> str:
+    """A git-usable URL for a remote: absolute paths become `file://` URLs, URLs are kept."""
+    text = str(remote)
+    if "://" in text:
+        return text
+    return Path(text).resolve().as_uri()
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (workers on one host share the mirror cache)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+_FETCH_REFSPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+
+
+@dataclass(frozen=True)
+class MirrorCache:
+    """Bare mirrors under `root`, one per repository key (`owner/name`)."""
+
+    root: Path
+
+    def path_for(self, key: str) -> Path:
+        safe = re.sub(r"[^\w.-]+", "__", key.strip("/")) or "repo"
+        return self.root / f"{safe}.git"
+
+    def sync(self, key: str, remote: str | Path, commit: str | None = None) -> Path:
+        """Create or update the mirror of `remote`; make sure `commit` (if given) is present."""
+        url = remote_url(remote)
+        mirror = self.path_for(key)
+        with _locked(mirror.with_suffix(".lock")):
+            if not (mirror / "HEAD").exists():
+                git("init", "--bare", "--quiet", str(mirror))
+                git("remote", "add", "origin", redact(url), cwd=mirror)
+            git("fetch", "--quiet", "--prune", "--force", url, *_FETCH_REFSPECS, cwd=mirror)
+            if commit and not has_commit(mirror, commit):
+                # A commit that no branch points at any more (a force-pushed PR head).
+                git("fetch", "--quiet", url, commit, cwd=mirror, check=False)
+                if not has_commit(mirror, commit):
+                    raise GitError(f"commit {commit} not found in {redact(url)}")
+        return mirror
+
+    def worktree(self, key: str, commit: str, dest: Path) -> Path:
+        """A detached worktree of the mirror at `commit` in `dest`; reused if already there."""
+        mirror = self.path_for(key)
+        with _locked(mirror.with_suffix(".lock")):
+            git("worktree", "prune", cwd=mirror)
+            if (dest / ".git").exists():
+                head = git("rev-parse", "HEAD", cwd=dest).strip()
+                wanted = git("rev-parse", f"{commit}^{{commit}}", cwd=mirror).strip()
+                if head == wanted:
+                    git("reset", "--hard", "--quiet", cwd=dest)
+                    git("clean", "-fdxq", cwd=dest)
+                    return dest
+                git("worktree", "remove", "--force", str(dest), cwd=mirror)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            git("worktree", "add", "--detach", "--force", str(dest), commit, cwd=mirror)
+        return dest
+
+
+    def remove_worktree(self, key: str, dest: Path) -> None:
+        """Drop a job's worktree (its commits stay in the mirror until gc)."""
+        mirror = self.path_for(key)
+        if not (mirror / "HEAD").exists():
+            return
+        with _locked(mirror.with_suffix(".lock")):
+            if dest.exists():
+                git("worktree", "remove", "--force", str(dest), cwd=mirror, check=False)
+            git("worktree", "prune", cwd=mirror, check=False)
+
+
+def has_commit(repo: Path, commit: str) -> bool:
+    """Whether `commit` names a commit object present in `repo`."""
+    proc = subprocess.run(
+        ["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=repo, env=_git_env(), capture_output=True
+    )
+    return proc.returncode == 0
+
+
+def head_commit(worktree: Path) -> str:
+    return git("rev-parse", "HEAD", cwd=worktree).strip()
+
+
+def last_authors(worktree: Path, path: str, limit: int = 5, scan: int = 50) -> list[str]:
+    """The most recent distinct authors of `path` (`Name <email>`), newest first."""
+    out = git("log", f"-n{scan}", "--format=%an <%ae>", "HEAD", "--", path, cwd=worktree, check=False)
+    authors: list[str] = []
+    for line in out.splitlines():
+        if line and line not in authors and SCRUBBOT_EMAIL not in line:
+            authors.append(line)
+    return authors[:limit]
+
+
+@dataclass(frozen=True)
+class Pushed:
+    branch: str
+    commit: str
+    updated: bool  # False when the remote branch already held this exact change
+
+
+def commit_files(worktree: Path, files: dict[str, str], message: str) -> str:
+    """Write `files` (repo-relative path -> text) and commit them on the detached HEAD."""
+    for rel, text in files.items():
+        target = worktree / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    git("add", "--", *files, cwd=worktree)
+    author = f"{SCRUBBOT_NAME} <{SCRUBBOT_EMAIL}>"
+    git("commit", "--quiet", "--no-verify", f"--author={author}", "-m", message, cwd=worktree)
+    return head_commit(worktree)
+
+
+def remote_branch_tip(remote: str | Path, branch: str) -> str | None:
+    out = git("ls-remote", remote_url(remote), f"refs/heads/{branch}")
+    return out.split()[0] if out.strip() else None
+
+
+def push_branch(worktree: Path, remote: str | Path, branch: str) -> Pushed:
+    """Push HEAD to `branch` with force-with-lease: a retry replaces the branch it made.
+
+    The lease is the tip observed just before the push, so a concurrent update in between is
+    refused rather than overwritten. If the remote tip already has the same tree and parents
+    as HEAD (a retry of the same change), nothing is pushed.
+    """
+    url = remote_url(remote)
+    head = head_commit(worktree)
+    tip = remote_branch_tip(url, branch)
+    if tip and _same_change(worktree, url, tip, head):
+        return Pushed(branch, tip, updated=False)
+    lease = f"--force-with-lease=refs/heads/{branch}:{tip or ''}"
+    git("push", "--quiet", lease, url, f"HEAD:refs/heads/{branch}", cwd=worktree)
+    return Pushed(branch, head, updated=True)
+
+
+def _same_change(worktree: Path, url: str, tip: str, head: str) -> bool:
+    if not has_commit(worktree, tip):
+        git("fetch", "--quiet", url, tip, cwd=worktree, check=False)
+        if not has_commit(worktree, tip):
+            return False
+    fmt = "--format=%T %P"
+    return git("log", "-1", fmt, tip, cwd=worktree) == git("log", "-1", fmt, head, cwd=worktree)

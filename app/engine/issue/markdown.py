@@ -1,0 +1,291 @@
+"""Bug-report markdown -> repro candidates, the chosen repro, the reported error, a triage.
+
+Seed `001` steps 1-3 as pure functions over GitHub's REST shapes (an issue dict and its
+comment dicts). Nothing here runs code or talks to GitHub.
+
+- `code_blocks(markdown)`: fenced (``` / ~~~) and indented blocks with their info string.
+- `repro_candidates(issue, comments)`: the Python blocks that look runnable, one per post
+  (the longest block of the post), with author, URL and time.
+- `select_repro(candidates, op)`: the most recent repro by the original poster, unless a
+  commenter posted a strictly shorter, self-contained one.
+- `reported_error(text)`: exception class + message, or "segfault" / "hang".
+- `triage(issue, comments, repro)`: what to do before running anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from app.engine.minimize.size import code_lines  # the project's one measure of repro size
+from app.engine.issue.triage import Triage, needs_cuda, triage  # re-exported: the issue stage API
+
+Json = dict[str, Any]
+
+_FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")
+_PYTHON_LANGS = {"python", "py", "python3", "py3", "pytorch", "ipython"}
+_UNTAGGED = {"", "code"}
+_MARKER = "<!-- scrubbot:"
+_BUILTINS = set(dir(builtins)) | {"__file__", "__name__", "__builtins__"}
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    text: str
+    lang: str  # the info string's first word, lower-cased; "" when untagged or indented
+
+
+def code_blocks(markdown: str | None) -> list[CodeBlock]:
+    """Every fenced and indented code block, in document order (CommonMark-style fences)."""
+    lines = (markdown or "").replace("\r\n", "\n").split("\n")
+    blocks: list[CodeBlock] = []
+    i, prev_blank = 0, True
+    while i < len(lines):
+        opened = _FENCE_OPEN.match(lines[i])
+        if opened:
+            indent, fence, lang = len(opened.group(1)), opened.group(2), opened.group(3).lower()
+            body, i = [], i + 1
+            while i < len(lines) and not _closes(lines[i], fence):
+                body.append(_dedent(lines[i], indent))
+                i += 1
+            blocks.append(CodeBlock("\n".join(body).strip("\n"), lang))
+            i, prev_blank = i + 1, False
+            continue
+        if prev_blank and _indented(lines[i]):
+            body = []
+            while i < len(lines) and (_indented(lines[i]) or not lines[i].strip()):
+                body.append(lines[i][4:] if lines[i].startswith("    ") else lines[i].lstrip("\t"))
+                i += 1
+            blocks.append(CodeBlock("\n".join(body).strip("\n"), ""))
+            prev_blank = True
+            continue
+        prev_blank = not lines[i].strip()
+        i += 1
+    return blocks
+
+
+def _dedent(line: str, indent: int) -> str:
+    """Remove up to `indent` leading spaces (a fence indented by N strips N from its body)."""
+    return line[min(indent, len(line) - len(line.lstrip(" "))):]
+
+
+def _closes(line: str, fence: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0])
+
+
+def _indented(line: str) -> bool:
+    return (line.startswith("    ") or line.startswith("\t")) and bool(line.strip())
+
+
+def parse_python(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def is_python_block(block: CodeBlock) -> bool:
+    """Tagged python, or untagged text that parses and does more than echo a value.
+
+    Tracebacks, shell sessions and printed output either fail to parse or are a lone
+    expression (`tensor([1., 2.])`), so they are skipped.
+    """
+    if block.lang not in _PYTHON_LANGS | _UNTAGGED or not block.text.strip():
+        return False
+    if "Traceback (most recent call last)" in block.text or block.text.lstrip().startswith(">>>"):
+        return False
+    tree = parse_python(block.text)
+    if tree is None:
+        return False
+    if block.lang in _PYTHON_LANGS:
+        return True
+    return any(not isinstance(node, ast.Expr) or isinstance(node.value, ast.Call) for node in tree.body) and any(
+        not isinstance(node, ast.Expr) for node in tree.body
+    )
+
+
+def undefined_names(source: str) -> list[str]:
+    """Names the code reads but never defines, imports or gets from builtins (scope-insensitive).
+
+    A star import could define anything, so it makes the answer empty."""
+    tree = parse_python(source)
+    if tree is None:
+        return []
+    defined, used = set(_BUILTINS), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else defined).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
+        elif isinstance(node, ast.alias):
+            if node.name == "*":
+                return []
+            defined.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            defined.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            defined.update(node.names)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            defined.add(node.name)
+    return sorted(used - defined)
+
+
+def is_self_contained(source: str) -> bool:
+    """It parses and every name it reads is defined, imported or a builtin."""
+    return parse_python(source) is not None and not undefined_names(source)
+
+
+@dataclass(frozen=True)
+class Repro:
+    source: str
+    author: str
+    url: str
+    created_at: str
+    by_original_poster: bool
+    self_contained: bool = field(default=True)
+
+    @property
+    def lines(self) -> int:
+        return code_lines(self.source)
+
+    def to_dict(self) -> Json:
+        return asdict(self) | {"lines": self.lines}
+
+    @classmethod
+    def from_dict(cls, data: Json) -> Repro:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+
+
+def _login(post: Json) -> str:
+    return (post.get("user") or {}).get("login", "")
+
+
+def _is_bot_post(post: Json) -> bool:
+    return (post.get("user") or {}).get("type") == "Bot" or _MARKER in (post.get("body") or "")
+
+
+def human_posts(issue: Json, comments: list[Json]) -> list[Json]:
+    """The issue itself, then its comments, without bots and Scrubbot's own comments."""
+    return [issue] + [c for c in comments if not _is_bot_post(c)]
+
+
+def repro_candidates(issue: Json, comments: list[Json]) -> list[Repro]:
+    """One candidate per post that has a runnable Python block: its longest one."""
+    op = _login(issue)
+    found = []
+    for post in human_posts(issue, comments):
+        sources = [b.text for b in code_blocks(post.get("body")) if is_python_block(b)]
+        if not sources:
+            continue
+        source = max(sources, key=code_lines)
+        found.append(
+            Repro(
+                source=source + "\n",
+                author=_login(post),
+                url=post.get("html_url", ""),
+                created_at=post.get("created_at", ""),
+                by_original_poster=_login(post) == op,
+                self_contained=is_self_contained(source),
+            )
+        )
+    return found
+
+
+def select_repro(candidates: list[Repro]) -> Repro | None:
+    """The original poster's latest (self-contained, if any is) repro, unless a commenter's is
+    strictly shorter and self-contained (the shortest such wins); with no repro from the poster,
+    the latest self-contained one.
+
+    `candidates` are in thread order, which breaks ties between equal timestamps."""
+    if not candidates:
+        return None
+    order = {id(c): i for i, c in enumerate(candidates)}
+    latest = lambda c: (c.created_at, order[id(c)])  # noqa: E731
+    by_op = [c for c in candidates if c.by_original_poster]
+    if not by_op:
+        return max([c for c in candidates if c.self_contained] or candidates, key=latest)
+    chosen = max([c for c in by_op if c.self_contained] or by_op, key=latest)
+    shorter = [c for c in candidates if not c.by_original_poster and c.self_contained and c.lines < chosen.lines]
+    return min(shorter, key=lambda c: (c.lines, order[id(c)])) if shorter else chosen
+
+
+_IMAGE = re.compile(
+    r"!\[[^\]]*\]\([^)]+\)|<img\b|github\.com/user-attachments/assets/|user-images\.githubusercontent\.com"
+    r"|\.(?:png|jpe?g|gif|webp)\b",
+    re.IGNORECASE,
+)
+
+
+def has_images(markdown: str | None) -> bool:
+    return bool(_IMAGE.search(markdown or ""))
+
+
+_EXCEPTION_LINE = re.compile(
+    r"^\s*((?:[A-Za-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported|Failure)|"
+    r"Unsupported|InternalTorchDynamoError|BackendCompilerFailed))(?::[ \t]*(.*))?$",
+    re.MULTILINE,
+)
+_SEGFAULT = re.compile(r"segmentation fault|segfault|sigsegv|core dumped", re.IGNORECASE)
+_HANG = re.compile(r"\b(?:hangs?|hanging|hung|deadlocks?|deadlocked|stuck|freezes?|never (?:returns|finishes))\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ReportedError:
+    kind: str  # "exception", "segfault" or "hang"
+    exception: str = ""
+    message: str = ""
+
+    @property
+    def expect(self) -> str:
+        """The `--expect` form the reproduce engine matches on ("Class: message")."""
+        if self.kind != "exception":
+            return self.kind
+        return f"{self.exception}: {self.message}" if self.message else self.exception
+
+    def to_dict(self) -> Json:
+        return asdict(self) | {"expect": self.expect}
+
+
+def last_exception(text: str) -> ReportedError | None:
+    """The last `Class: message` line of `text` (a traceback's final line)."""
+    matches = list(_EXCEPTION_LINE.finditer(text))
+    if not matches:
+        return None
+    last = matches[-1]
+    return ReportedError("exception", last.group(1), (last.group(2) or "").strip())
+
+
+def reported_error(*texts: str | None) -> ReportedError | None:
+    """The error the reporter saw, from the first text that names one.
+
+    Per text: a segfault wins (a crash often prints a partial traceback), then the last
+    exception line of a traceback block, then a hang, then an exception named in prose.
+    """
+    for text in filter(None, texts):
+        if _SEGFAULT.search(text):
+            return ReportedError("segfault")
+        for block in code_blocks(text):
+            if "Traceback (most recent call last)" in block.text or not is_python_block(block):
+                found = last_exception(block.text)
+                if found:
+                    return found
+        if _HANG.search(text):
+            return ReportedError("hang")
+        prose = "\n".join(line for line in text.splitlines() if not line.startswith(("    ", "\t")))
+        found = last_exception(prose)
+        if found:
+            return found
+    return None
+
+
+__all__ = [
+    "CodeBlock", "Repro", "ReportedError", "Triage", "code_blocks", "code_lines", "has_images",
+    "is_python_block", "is_self_contained", "last_exception", "undefined_names", "needs_cuda", "repro_candidates", "reported_error",
+    "select_repro", "triage",
+]

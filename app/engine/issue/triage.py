@@ -1,0 +1,123 @@
+"""Is an issue actionable before any code runs? Seed `001` step 2-3 as a pure decision.
+
+`triage(issue, repro, images=...)` returns a `Triage`: a decision, the labels to add or remove,
+a reason a person can read, and whether running the repro needs CUDA (the `repro-gpu` queue)
+or hardware no worker has. Labels already on the issue are never re-added.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.engine.issue.markdown import Repro
+
+Json = dict[str, Any]
+
+ACTIONABLE = "actionable"
+# Decisions that stop the pipeline before review; "closed" also forbids any write.
+STOP_DECISIONS = (
+    "closed", "duplicate", "feature", "better-engineering", "tracker", "needs-reproduction",
+    "screenshot-only", "unavailable-hardware",
+)
+NEEDS_REPRO_LABEL = "needs reproduction"
+
+_FEATURE_TITLE = re.compile(r"^\s*\[?(?:feature(?: request)?|rfc|proposal)\]?\s*[:\]-]|feature request", re.I)
+_FEATURE_BODY = re.compile(r"The feature, motivation and pitch|^#+\s*🚀", re.I | re.M)
+_BE_TITLE = re.compile(r"\[BE\]|better[- ]engineering|\brefactor(?:ing)?\b|\bclean[- ]?up\b|code cleanup", re.I)
+_TRACKER_TITLE = re.compile(r"\[tracker\]|^\s*tracker\s*:|tracking issue|\bmeta[- ]issue\b|\bburn[- ]?down\b", re.I)
+_CHECKLIST_ISSUE = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s+.*(?:#\d+|/issues/\d+|/pull/\d+)", re.M)
+
+_CUDA = re.compile(
+    r"""\.cuda\(|['"]cuda(?::\d+)?['"]|torch\.cuda\.(?!is_available)|device\s*=\s*['"]cuda|\bnccl\b|triton""",
+)
+_MULTI_GPU = re.compile(
+    r"""['"]cuda:[1-9]|\.cuda\([1-9]|device_count\(\)\s*(?:>=?\s*[2-9]|==\s*[2-9])|nproc[_-]per[_-]node[= ]+[2-9]"""
+    r"""|world_size\s*=\s*[2-9].*\bnccl\b|\bnccl\b.*world_size\s*=\s*[2-9]""",
+    re.S,
+)
+_TPU = re.compile(r"\btorch_xla\b|xla_device\(|\bTPU\b")
+_MULTI_NODE = re.compile(r"--nnodes[= ]+(?:[2-9]|\d\d)|\bmulti[- ]node\b", re.I)
+
+
+@dataclass(frozen=True)
+class Triage:
+    decision: str  # ACTIONABLE or one of STOP_DECISIONS
+    reason: str
+    add_labels: list[str] = field(default_factory=list)
+    remove_labels: list[str] = field(default_factory=list)
+    needs_cuda: bool = False
+
+    @property
+    def stops(self) -> bool:
+        return self.decision != ACTIONABLE
+
+    def to_dict(self) -> Json:
+        return asdict(self)
+
+
+def needs_cuda(source: str) -> bool:
+    """The repro asks for a CUDA device (so it must run on a `repro-gpu` worker)."""
+    return bool(_CUDA.search(source))
+
+
+def unavailable_hardware(source: str, gpu_workers: int = 1) -> str | None:
+    """A reason when the repro needs hardware no worker has: TPUs, several GPUs, several nodes."""
+    if _TPU.search(source):
+        return "a TPU (torch_xla)"
+    if _MULTI_NODE.search(source):
+        return "several nodes"
+    if _MULTI_GPU.search(source) and gpu_workers < 2:
+        return "more than one GPU"
+    return None
+
+
+def _labels(issue: Json) -> set[str]:
+    return {(label.get("name") if isinstance(label, dict) else str(label)) for label in issue.get("labels") or []}
+
+
+def _label_decision(issue: Json, labels: set[str], decision: str, label: str, reason: str) -> Triage:
+    return Triage(decision, reason, add_labels=[] if label in labels else [label])
+
+
+def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_workers: int = 1) -> Triage:
+    """Seed step 2-3: stop on what is not a runnable bug report; otherwise say where it runs.
+
+    Order matters: a closed issue is never touched; meta issues (tracker, feature,
+    refactoring) are labelled even when they carry code; then a bug without a copyable repro.
+    """
+    title, body, labels = issue.get("title") or "", issue.get("body") or "", _labels(issue)
+    if issue.get("state") == "closed":
+        return Triage("closed", f"the issue is closed ({issue.get('state_reason') or 'closed'}); nothing to do")
+    if "duplicate" in labels:
+        return Triage("duplicate", "marked as a duplicate of another issue")
+    if _TRACKER_TITLE.search(title) or len(_CHECKLIST_ISSUE.findall(body)) >= 2 or "tracker" in labels:
+        return _label_decision(issue, labels, "tracker", "tracker", "a tracking issue, not a single bug")
+    if _FEATURE_TITLE.search(title) or _FEATURE_BODY.search(body) or labels & {"feature", "enhancement"}:
+        return _label_decision(issue, labels, "feature", "feature", "a feature request, not a bug report")
+    if _BE_TITLE.search(title) or "better-engineering" in labels:
+        return _label_decision(
+            issue, labels, "better-engineering", "better-engineering", "a refactoring / better-engineering task"
+        )
+    if repro is None:
+        if images:
+            return _label_decision(
+                issue, labels, "screenshot-only", NEEDS_REPRO_LABEL,
+                "the repro is only in a screenshot; a copyable script is needed",
+            )
+        return _label_decision(issue, labels, "needs-reproduction", NEEDS_REPRO_LABEL, "no repro script in the issue")
+    if not repro.self_contained:
+        from app.engine.issue.markdown import undefined_names
+
+        missing = ", ".join(undefined_names(repro.source)[:5])
+        return _label_decision(issue, labels, "needs-reproduction", NEEDS_REPRO_LABEL,
+                               f"the code is a fragment: it uses {missing or 'names'} without defining them")
+    remove = [NEEDS_REPRO_LABEL] if NEEDS_REPRO_LABEL in labels else []
+    hardware = unavailable_hardware(repro.source, gpu_workers)
+    if hardware:
+        return Triage("unavailable-hardware", f"the repro needs {hardware}, which no worker has", remove_labels=remove)
+    cuda = needs_cuda(repro.source)
+    where = "a GPU worker (it needs CUDA)" if cuda else "a CPU worker"
+    return Triage(ACTIONABLE, f"a bug report with a repro; runs on {where}", remove_labels=remove, needs_cuda=cuda)

@@ -1,0 +1,228 @@
+"""What a sandbox is: limits, the environment a repro sees, and the launch command line.
+
+`sandbox.py` runs what this module builds; see its docstring for the whole launch chain.
+Nothing here starts a process.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+import re
+import stat
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from app.engine.sandbox.environments import probe_interpreter
+
+SandboxKind = Literal["bwrap", "none"]
+WORKDIR = "/tmp"
+HOME = "/home/sandbox"
+LAUNCHER_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+_FORBIDDEN_ENV_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "KEY")
+_PLAIN_NAME = re.compile(r"[\w.-]{1,128}")
+_FORBIDDEN_ENV_PREFIXES = ("SCRUB_", "GITHUB_", "GH_", "AWS_", "LD_")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run limits.
+
+    `memory_mb`, `cpu_s`, `nproc`, `fsize_mb`, `nofile` are rlimits (per process; `cpu_s=None`
+    derives CPU seconds from the timeout, x threads, + 5 s). `total_memory_mb` bounds the whole
+    sandbox (processes + its tmpfs) through a memory cgroup where one can be created; None means
+    `memory_mb + tmpfs_mb` per concurrent slot.
+    """
+
+    memory_mb: int = 4096
+    cpu_s: int | None = None
+    nproc: int = 256
+    fsize_mb: int = 256
+    nofile: int = 1024
+    tmpfs_mb: int = 1024
+    total_memory_mb: int | None = None
+    head_bytes: int = 64 * 1024
+    tail_bytes: int = 64 * 1024
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """How to run: sandbox kind, interpreter, limits, GPU access, threads, extra environment.
+
+    `env` adds variables a repro may legitimately need (`TORCH_LOGS`, `PYTHONHASHSEED`); names
+    that look like secrets (`SCRUB_*`, `*TOKEN*`, `*KEY*`, ...) or `LD_*` are refused.
+    """
+
+    kind: SandboxKind = "bwrap"
+    python: str = sys.executable
+    limits: Limits = Limits()
+    gpu: bool = False
+    threads: int = 1
+    env: Mapping[str, str] = field(default_factory=dict)
+    state_dir: str = "/run/scrub-sandbox"
+
+
+def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
+    """The whole environment a repro sees: an allow-list, never the caller's environment."""
+    python_bin = os.path.dirname(spec.python)
+    env = {
+        "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": HOME,
+        "USER": "sandbox",
+        "LOGNAME": "sandbox",
+        "TMPDIR": WORKDIR,
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONFAULTHANDLER": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "") if spec.gpu else "",
+    }
+    env.update({name: str(spec.threads) for name in _THREAD_VARS})
+    for name, value in spec.env.items():
+        upper = name.upper()
+        if upper.startswith(_FORBIDDEN_ENV_PREFIXES) or any(w in upper for w in _FORBIDDEN_ENV_WORDS):
+            raise ValueError(f"environment variable {name!r} may not be passed into the sandbox")
+        env[name] = value
+    return env
+
+
+def _prlimit_args(limits: Limits, timeout_s: float | None, threads: int) -> list[str]:
+    args = [
+        f"--as={limits.memory_mb << 20}",
+        f"--nproc={limits.nproc}",
+        f"--fsize={limits.fsize_mb << 20}",
+        f"--nofile={limits.nofile}",
+        "--core=0",
+    ]
+    cpu = limits.cpu_s
+    if cpu is None and timeout_s is not None:
+        cpu = math.ceil(timeout_s * max(1, threads)) + 5
+    if cpu is not None:
+        args.append(f"--cpu={cpu}:{cpu + 5}")  # SIGXCPU first, SIGKILL 5 s later
+    return ["prlimit", *args, "--"]
+
+
+def _traversable_by_others(path: str) -> bool:
+    """Whether a uid with no privileges and no groups can reach `path` (o+x on every dir)."""
+    current = Path(path)
+    for part in (current, *current.parents):
+        try:
+            if not os.stat(part).st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
+def _gpu_binds() -> list[str]:
+    args: list[str] = []
+    for node in sorted(glob.glob("/dev/nvidia*")):
+        args += ["--dev-bind", node, node]
+    return args
+
+
+@dataclass
+class Launch:
+    """A command line ready for Popen: argv, fds to pass, cwd, environment, a dir to clean."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...]
+    cwd: str | None
+    env: dict[str, str]
+    host_workdir: str | None = None
+
+
+# Runs as root before the uid drop: join the sandbox's cgroups, then (in a private mount
+# namespace) expose interpreter dirs a non-root uid cannot traverse, then exec the rest.
+_ROOT_PREFIX = (
+    'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "scrub-sandbox: cannot join cgroup $1" >&2; exit 125; }; '
+    'shift; done; shift; '
+    'while [ "$1" != -- ]; do mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" '
+    '|| { echo "scrub-sandbox: cannot stage $1" >&2; exit 125; }; shift 2; done; shift; '
+    'exec "$@"'
+)
+
+
+def check_file_names(files: Mapping[str, bytes]) -> None:
+    """File names are plain names in the working directory: no paths, no `..`."""
+    for name in files:
+        if not _PLAIN_NAME.fullmatch(name) or name in (".", ".."):
+            raise ValueError(f"file name {name!r} must be a plain name (letters, digits, '.', '_', '-')")
+
+
+def bwrap_launch(spec: SandboxSpec, uid: int, files: Mapping[str, bytes], command: Sequence[str],
+                 timeout_s: float | None, cgroup_procs: Sequence[str] = ()) -> Launch:
+    """The launch chain of `sandbox.py`'s docstring for `command`, as `uid`, with `files` in /tmp."""
+    check_file_names(files)
+    interpreter = probe_interpreter(spec.python)
+    stage_root = Path(spec.state_dir) / "stage"
+    staged: list[tuple[str, str]] = []  # (host dir, traversable mount point)
+    binds: list[str] = []
+    for index, path in enumerate(interpreter.paths):
+        source = path
+        if not _traversable_by_others(path):
+            source = str(stage_root / str(index))
+            staged.append((path, source))
+        binds += ["--ro-bind", source, path]
+    fds: list[int] = []
+    file_args: list[str] = []
+    for name, content in files.items():
+        fd = os.memfd_create(f"scrub-{name}", 0)
+        os.write(fd, content)
+        os.lseek(fd, 0, os.SEEK_SET)
+        fds.append(fd)
+        file_args += ["--file", str(fd), f"{WORKDIR}/{name}"]
+    env_args: list[str] = []
+    for name, value in sandbox_env(spec).items():
+        env_args += ["--setenv", name, value]
+    bwrap = [
+        "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
+        "--die-with-parent", "--new-session",
+        *_system_binds(), "--proc", "/proc", "--dev", "/dev",
+        *(_gpu_binds() if spec.gpu else []),
+        "--size", str(spec.limits.tmpfs_mb << 20), "--tmpfs", WORKDIR,
+        "--size", str(64 << 20), "--tmpfs", HOME,
+        # After the tmpfs mounts, so an interpreter in a venv under $HOME or /tmp stays visible
+        # (read-only) instead of being hidden by the empty HOME or the private /tmp.
+        *binds,
+        *file_args, "--remount-ro", "/", "--chdir", WORKDIR,
+        "--clearenv", *env_args, "--", *command,
+    ]
+    drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+    argv = drop + _prlimit_args(spec.limits, timeout_s, spec.threads) + bwrap
+    for _, mount_point in staged:
+        os.makedirs(mount_point, mode=0o755, exist_ok=True)
+    if staged or cgroup_procs:
+        pairs = [item for pair in staged for item in pair]
+        prefix = ["unshare", "--mount", "--propagation", "private", "--"] if staged else []
+        argv = [*prefix, "/bin/sh", "-c", _ROOT_PREFIX, "sh", *cgroup_procs, "--", *pairs, "--", *argv]
+    return Launch(argv, tuple(fds), None, dict(LAUNCHER_ENV))
+
+
+def plain_launch(spec: SandboxSpec, files: Mapping[str, bytes], command: Sequence[str],
+                 timeout_s: float | None) -> Launch:
+    """Trusted mode: the same environment and rlimits, a host temp dir as cwd, no isolation."""
+    check_file_names(files)
+    workdir = tempfile.mkdtemp(prefix="scrub-trusted-")
+    os.makedirs(os.path.join(workdir, "home"))
+    for name, content in files.items():
+        Path(workdir, name).write_bytes(content)
+    env = sandbox_env(spec) | {"HOME": os.path.join(workdir, "home"), "TMPDIR": workdir}
+    argv = _prlimit_args(spec.limits, timeout_s, spec.threads) + list(command)
+    return Launch(argv, (), workdir, env, host_workdir=workdir)

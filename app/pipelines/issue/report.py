@@ -1,0 +1,159 @@
+"""Pipeline state -> what the issue pipeline says: the comment, labels, close, and the run report.
+
+`build_report(ctx, state)` decides, per verdict, what `publish` will write:
+
+| verdict | comment | labels | close |
+| --- | --- | --- | --- |
+| closed | none | none | no (nothing is written) |
+| feature / better-engineering / tracker / needs-reproduction | none | the triage label | no |
+| screenshot-only | a request for a copyable script | `needs reproduction` | no |
+| unavailable-hardware | which hardware is missing | — | no |
+| reproduces | "still reproduces" (+ minimized repro, flaky ratio, first bad version) | `needs reproduction` removed | no |
+| fixed | "no longer reproduces" (+ first fixed version) | — | completed |
+| different-error | "no longer reproduces" + both errors | — | no |
+| inconclusive | why it cannot tell | — | no |
+| missing-dependency | which package the workers lack | — | no |
+| duplicate | none | none | no |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.domain import ISSUE_STAGES
+
+from app.engine.verdict import classify as verdicts
+from app.engine.report.render import (
+    IssueComment, Notice, RunReport, Section, StageLine, fence, no_mentions, render_issue_comment,
+    render_notice, render_run_report,
+)
+
+Json = dict[str, Any]
+STAGE_ORDER = ISSUE_STAGES
+_NEXT_STEPS = {
+    "closed": "Nothing: the issue is closed.",
+    "feature": "Route to the feature backlog; no reproduction needed.",
+    "better-engineering": "Route to the better-engineering backlog.",
+    "tracker": "Nothing: tracking issues are not reproduced.",
+    "needs-reproduction": "Wait for the reporter to add a runnable repro.",
+    "screenshot-only": "Wait for the reporter to paste the repro as text.",
+    "unavailable-hardware": "Run it by hand on the hardware it needs, or ask for a single-device repro.",
+    verdicts.REPRODUCES: "Still a valid bug: triage to an owner.",
+    verdicts.FIXED: "Closed as fixed; reopen if the reporter still sees it.",
+    verdicts.DIFFERENT: "Check whether the new error is a setup change (renamed API) or a different bug.",
+    verdicts.INCONCLUSIVE: "Ask the reporter for an assertion or the exact error.",
+    verdicts.MISSING_DEPENDENCY: "Run it on a machine with the package, or ask for a PyTorch-only repro.",
+    "duplicate": "Nothing: follow the original issue.",
+}
+
+
+def _version(state: Json) -> str:
+    result = (state.get("reproduction") or {}).get("result") or {}
+    return str(result.get("torch_version") or result.get("environment") or "unknown")
+
+
+def _comment(state: Json) -> str | None:
+    verdict, repro = state.get("verdict"), state.get("repro") or {}
+    reproduction = state.get("reproduction") or {}
+    if verdict == "screenshot-only":
+        return render_notice(Notice("screenshot-only"))
+    if verdict == "unavailable-hardware":
+        detail = state.get("hardware") or (state.get("triage") or {}).get("reason", "").removeprefix("the repro needs ")
+        return render_notice(Notice("unavailable-hardware", detail=detail.removesuffix(", which no worker has")))
+    if verdict == verdicts.INCONCLUSIVE:
+        return render_notice(Notice("inconclusive", detail=_version(state)))
+    if verdict == verdicts.MISSING_DEPENDENCY:
+        module = verdicts.missing_module(reproduction.get("result") or {}) or "a package"
+        return render_notice(Notice("missing-dependency", detail=module))
+    if verdict not in (verdicts.REPRODUCES, verdicts.FIXED, verdicts.DIFFERENT):
+        return None
+    found = (state.get("bisect") or {})
+    comment = IssueComment(
+        reproduces=verdict == verdicts.REPRODUCES,
+        version=_version(state),
+        source_url=repro.get("url"),
+        source_author=repro.get("author"),
+        minimized=(state.get("minimized") or {}).get("source"),
+        flaky_ratio=reproduction.get("flaky_ratio"),
+    )
+    if found.get("first_changed") and found.get("oldest_outcome") is True:
+        comment.fixed_in, comment.last_broken = found["first_changed"], found["last_unchanged"]
+    elif found.get("first_changed") and found.get("oldest_outcome") is False:
+        comment.regressed_in, comment.last_good = found["first_changed"], found["last_unchanged"]
+    if verdict == verdicts.DIFFERENT:
+        comment.different_error = reproduction.get("description")
+        comment.reported_error = verdicts.describe_reported(state.get("reported"))
+    return render_issue_comment(comment)
+
+
+def publish_plan(state: Json) -> Json:
+    """What `publish` writes: a comment body (no marker), labels, close."""
+    verdict = state.get("verdict")
+    if verdict == "closed":
+        return {"nothing": True}
+    tri = state.get("triage") or {}
+    return {
+        "comment": _comment(state),
+        "add_labels": list(tri.get("add_labels", [])),
+        "remove_labels": list(tri.get("remove_labels", [])),
+        "close": verdict == verdicts.FIXED,
+    }
+
+
+def _status(state: Json, failed: list[str]) -> str:
+    if failed:
+        return "Partial"
+    partial = (verdicts.DIFFERENT, verdicts.INCONCLUSIVE, verdicts.MISSING_DEPENDENCY, "unavailable-hardware")
+    return "Partial" if state.get("verdict") in partial else "Success"
+
+
+def _sections(state: Json) -> list[Section]:
+    sections = []
+    if state.get("reported"):
+        sections.append(Section("Reported Error", fence(verdicts.describe_reported(state["reported"]), "text")))
+    if repro := state.get("repro"):
+        sections.append(Section("Selected Repro", f"From {repro['url']} by {no_mentions(repro['author'])} "
+                                f"({repro['lines']} lines).\n\n{fence(repro['source'], 'python')}"))
+    if findings := state.get("findings"):
+        lines = [f"- line {f['line']}, {f['kind']}: {no_mentions(f['detail'])}" for f in findings]
+        sections.append(Section("Security Review", "\n".join(lines)))
+    if reproduction := state.get("reproduction"):
+        result = reproduction["result"]
+        head = (f"{reproduction['verdict']}: {no_mentions(reproduction['description'])} on "
+                f"{result['environment']} (PyTorch {result['torch_version']}), "
+                f"{reproduction['reproduced']}/{reproduction['runs']} runs reproduced.")
+        sections.append(Section("Reproduction", f"{head}\n\n{fence(result.get('output_tail') or '(no output)', 'text')}"))
+    if probes := (state.get("bisect") or {}).get("probes"):
+        sections.append(Section("Bisection", "\n".join(f"- {label}: {'reproduces' if hit else 'passes'}"
+                                                       for label, hit in probes.items())))
+    if minimized := state.get("minimized"):
+        sections.append(Section("Minimized Repro", f"{minimized['original_lines']} -> {minimized['final_lines']} "
+                                f"lines.\n\n{fence(minimized['source'], 'python')}"))
+    return sections
+
+
+def build_report(ctx: Any, state: Json) -> Json:
+    """The run report (markdown), a one-line headline and the publish plan."""
+    repo, number = ctx.params.get("repo"), ctx.params.get("issue")
+    done = ctx.completed_stages()
+    stages = [StageLine(name, "skipped" if out.get("_skipped") else "done", out.get("_duration_s"),
+                        out.get("_summary", "")) for name in STAGE_ORDER if (out := done.get(name)) is not None]
+    failed = [name for name in STAGE_ORDER[:STAGE_ORDER.index("report")] if name not in done]
+    verdict = state.get("verdict") or "unknown"
+    plan = publish_plan(state)
+    issue = state.get("issue") or {}
+    report = RunReport(
+        title=f"Scrub of {repo}#{number}: {issue.get('title', '')}",
+        status=_status(state, failed),
+        summary=f"verdict {verdict}",
+        facts=[("Issue", issue.get("html_url", "")), ("Verdict", verdict),
+               ("PyTorch", _version(state)), ("Triage", (state.get("triage") or {}).get("reason", ""))]
+        + ([("Stages not completed", ", ".join(failed))] if failed else []),
+        changes=[],
+        stages=stages,
+        next_steps=[_NEXT_STEPS.get(verdict, "Look at the run log.")],
+        contacts=[f"{issue['user']['login']} (reporter)"] if (issue.get("user") or {}).get("login") else [],
+        sections=_sections(state) + ([Section("Issue Comment", fence(plan["comment"], "markdown"))]
+                                     if plan.get("comment") else []),
+    )
+    return {"report": render_run_report(report), "headline": f"verdict {verdict}", "publish": plan}

@@ -1,0 +1,84 @@
+"""K-ary search over environments: finds the change, probes k at a time, resumes from state."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.engine.verdict.bisect import BisectState, advance, bisect, next_probes, start
+
+LABELS = [f"2.{i}" for i in range(10)]
+
+
+def fixed_at(index: int):
+    """A probe that reproduces before `index` and not from it on; remembers its calls."""
+    calls: list[str] = []
+
+    def probe(label: str) -> bool:
+        calls.append(label)
+        return LABELS.index(label) < index
+
+    return probe, calls
+
+
+@pytest.mark.parametrize("index", range(1, 10))
+def test_finds_the_first_environment_whose_outcome_differs(index):
+    probe, calls = fixed_at(index)
+    result = bisect(LABELS, probe, k=2)
+    assert (result.first_changed, result.last_unchanged) == (LABELS[index], LABELS[index - 1])
+    assert result.oldest_outcome is True
+    assert len(calls) == len(set(calls))  # nothing probed twice
+
+
+def test_k2_probes_two_points_splitting_the_range_into_thirds():
+    state = start(LABELS, {LABELS[0]: True, LABELS[-1]: False})
+    assert next_probes(state, k=2) == ["2.3", "2.6"]
+
+
+def test_k_probes_per_round_take_fewer_rounds_than_binary_search():
+    probe, _ = fixed_at(7)
+    assert bisect(LABELS, probe, k=3).rounds < bisect(LABELS, probe, k=1).rounds
+
+
+def test_no_change_across_the_range_probes_only_the_ends():
+    calls = []
+    result = bisect(LABELS, lambda label: calls.append(label) or True)
+    assert result.first_changed is None and sorted(calls) == ["2.0", "2.9"]
+
+
+def test_a_known_outcome_is_not_probed_again():
+    probe, calls = fixed_at(4)
+    bisect(LABELS, probe, known={"2.9": False})
+    assert "2.9" not in calls
+
+
+def test_a_saved_state_resumes_without_repeating_probes():
+    probe, calls = fixed_at(5)
+    saved: list[dict] = []
+    bisect(LABELS, probe, on_round=lambda s: saved.append(json.loads(json.dumps(s.to_dict()))))
+    after_two_rounds = BisectState.from_dict(saved[1])
+    calls.clear()
+    result = bisect(LABELS, probe, state=after_two_rounds)
+    assert result.first_changed == "2.5"
+    assert not set(calls) & set(after_two_rounds.probes)
+
+
+def test_advance_narrows_to_the_first_change_among_the_probes():
+    state = start(LABELS, {"2.0": True, "2.9": False})
+    state = advance(state, {"2.3": True, "2.6": False})
+    assert (state.lo, state.hi) == (3, 6)
+
+
+def test_run_all_receives_each_round_as_a_batch():
+    batches = []
+    probe, _ = fixed_at(2)
+    bisect(LABELS, probe, k=2, run_all=lambda p, batch: batches.append(list(batch)) or [p(x) for x in batch])
+    assert all(1 <= len(b) <= 2 for b in batches) and batches[0] == ["2.0", "2.9"]
+
+
+def test_bisection_needs_two_distinct_environments():
+    with pytest.raises(ValueError):
+        start(["2.0"])
+    with pytest.raises(ValueError):
+        start(["2.0", "2.0"])

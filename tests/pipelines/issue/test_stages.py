@@ -1,0 +1,374 @@
+"""The issue pipeline end to end: the fake GitHub over HTTP, the real client, the real sandbox.
+
+Every branch of seed 001 is one test. Most repros are plain Python (a `raise` stands in for the
+bug) so the suite stays fast; the `torch` ones run real PyTorch in the sandbox.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from app.github.client import GitHubClient
+from app.pipelines.base import Finished, run_pipeline
+from app.pipelines.memory import MemoryRunContext
+from app.pipelines.issue.stages import STAGES
+from app.settings import Settings
+from tests.fakes.fake_github import FakeGitHub, fake_github  # noqa: F401  (fixture)
+
+REPO = "octo/torchlike"
+MARKER_PREFIX = "<!-- scrubbot:run="
+FENCE = "```"
+
+
+def py(code: str) -> str:
+    return f"{FENCE}python\n{code}\n{FENCE}"
+
+
+def traceback(line: str) -> str:
+    return f"{FENCE}\nTraceback (most recent call last):\n  File \"repro.py\", line 1, in <module>\n{line}\n{FENCE}"
+
+
+def settings(**overrides) -> Settings:
+    return Settings(sandbox="bwrap", repro_timeout=overrides.pop("repro_timeout", 20), **overrides)
+
+
+def scrub(fake: FakeGitHub, number: int, *, run_id: int = 1, ctx: MemoryRunContext | None = None,
+          config: dict | None = None, **params) -> tuple[Finished, MemoryRunContext]:
+    """Run the pipeline once for issue `number`: a fresh context (with `config` settings and
+    `params` run params) unless one is given to resume."""
+    if ctx is None:
+        client = GitHubClient(token="test-token", base_url=fake.url)
+        ctx = MemoryRunContext(run_id=run_id, github=client, settings=settings(**(config or {})),
+                               params={"repo": REPO, "issue": number, **params})
+    return run_pipeline(STAGES, ctx, any_queue=True), ctx
+
+
+def trusted_issue(fake: FakeGitHub, body: str, *, title: str = "bug", user: str = "maintainer", **kw) -> int:
+    """An issue by a collaborator (so a clean repro runs without approval)."""
+    fake.add_collaborator(REPO, user)
+    return fake.add_issue(REPO, title=title, body=body, user=user, **kw)["number"]
+
+
+def our_comments(fake: FakeGitHub, number: int) -> list[str]:
+    return [c["body"] for c in fake.comments(REPO, number) if MARKER_PREFIX in (c["body"] or "")]
+
+
+def state_of(ctx: MemoryRunContext) -> dict:
+    merged: dict = {}
+    for record in ctx.stages:
+        merged.update(record.output)
+    return merged
+
+
+# -- verdicts that run code ---------------------------------------------------------------
+
+BLOAT = "\n".join(f"unused_{i} = [{i}] * {i}" for i in range(24))
+
+
+def test_reproduces_and_minimizes(fake_github):
+    source = f"import os\nimport json\n{BLOAT}\nraise RuntimeError('index 7 is out of bounds for dimension 0')"
+    number = trusted_issue(fake_github, "### 🐛 Describe the bug\n" + py(source) + "\n" +
+                           traceback("RuntimeError: index 7 is out of bounds for dimension 0"),
+                           labels=["needs reproduction"])
+    finished, ctx = scrub(fake_github, number)
+    assert (finished.status, finished.verdict) == ("succeeded", "reproduces")
+    (comment,) = our_comments(fake_github, number)
+    assert comment.startswith("This issue still reproduces on PyTorch ")
+    minimized = state_of(ctx)["minimized"]["source"]
+    assert "unused_" not in minimized and "RuntimeError" in minimized
+    assert f"{FENCE}python\n{minimized.strip()}\n{FENCE}" in comment
+    assert "needs reproduction" not in fake_github.label_names(REPO, number)
+    assert fake_github.issue(REPO, number)["state"] == "open"
+    assert set(ctx.artifacts) == {"report.md", "repro_original.py", "repro_minimized.py"}
+    assert "## Execution Log" in ctx.artifacts["report.md"][1]
+
+
+def test_fixed_is_commented_and_closed_as_completed(fake_github):
+    number = trusted_issue(fake_github, py("x = [1, 2][0]\nprint(x)") + "\n" +
+                           traceback("IndexError: list index out of range"))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "fixed"
+    (comment,) = our_comments(fake_github, number)
+    assert comment.startswith("This issue no longer reproduces on PyTorch ")
+    issue = fake_github.issue(REPO, number)
+    assert (issue["state"], issue["state_reason"]) == ("closed", "completed")
+
+
+def test_a_different_error_reports_both_and_keeps_the_issue_open(fake_github):
+    number = trusted_issue(fake_github, py("raise TypeError('unsupported operand')") + "\n" +
+                           traceback("ValueError: shapes do not match"))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "different-error"
+    (comment,) = our_comments(fake_github, number)
+    assert "TypeError: unsupported operand" in comment and "ValueError: shapes do not match" in comment
+    assert fake_github.issue(REPO, number)["state"] == "open"
+
+
+def test_a_package_the_workers_lack_is_reported_not_called_fixed(fake_github):
+    number = trusted_issue(fake_github, py("import not_installed_pkg\nnot_installed_pkg.run()") + "\n" +
+                           traceback("RuntimeError: model failed"))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "missing-dependency"
+    (comment,) = our_comments(fake_github, number)
+    assert "`not_installed_pkg`" in comment and "no longer reproduces" not in comment
+    assert fake_github.issue(REPO, number)["state"] == "open"
+
+
+def test_a_reported_hang_that_times_out_reproduces(fake_github):
+    number = trusted_issue(fake_github, "The loader hangs forever:\n" + py("import time\ntime.sleep(600)"))
+    finished, ctx = scrub(fake_github, number, config={"repro_timeout": 3})
+    assert finished.verdict == "reproduces"
+    assert state_of(ctx)["reproduction"]["result"]["outcome"] == "timeout"
+
+
+def test_a_reported_segfault_that_gets_sigsegv_reproduces(fake_github):
+    number = trusted_issue(fake_github, py("import ctypes\nctypes.string_at(0)") + "\nSegmentation fault (core dumped)")
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "reproduces"
+    assert state_of(ctx)["reproduction"]["result"]["signal"] == "SIGSEGV"
+    assert our_comments(fake_github, number)[0].startswith("This issue still reproduces")
+
+
+# -- triage: nothing runs -------------------------------------------------------------------
+
+
+def test_a_closed_issue_is_left_untouched(fake_github):
+    number = trusted_issue(fake_github, py("raise RuntimeError('x')"), state="closed", state_reason="completed")
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "closed"
+    assert fake_github.writes == []
+    assert "reproduce" not in [r.stage for r in ctx.stages if r.status == "done"]
+
+
+@pytest.mark.parametrize("title, body, label", [
+    ("[Feature Request] a fused op", "### 🚀 The feature, motivation and pitch\nPlease add it.", "feature"),
+    ("[Tracker] dynamo graph breaks", "- [ ] #10 first\n- [ ] #11 second", "tracker"),
+    ("Crash in conv2d", "It crashes when I run my model, no idea why.", "needs reproduction"),
+])
+def test_non_actionable_issues_get_their_label_and_no_comment(fake_github, title, body, label):
+    number = trusted_issue(fake_github, body, title=title)
+    finished, _ = scrub(fake_github, number)
+    assert finished.status == "succeeded"
+    assert label in fake_github.label_names(REPO, number)
+    assert our_comments(fake_github, number) == []
+    assert fake_github.issue(REPO, number)["state"] == "open"
+
+
+def test_a_screenshot_only_repro_asks_for_text(fake_github):
+    number = trusted_issue(fake_github, "See the error:\n![screenshot](https://github.com/user-attachments/assets/abc)")
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "screenshot-only"
+    assert "needs reproduction" in fake_github.label_names(REPO, number)
+    (comment,) = our_comments(fake_github, number)
+    assert "screenshot" in comment
+
+
+# -- review: approval -----------------------------------------------------------------------
+
+
+def test_an_untrusted_risky_repro_waits_for_approval_then_runs(fake_github):
+    source = "import os\nos.system('echo hi')\nraise RuntimeError('boom')"
+    number = fake_github.add_issue(REPO, title="bug", body=py(source) + "\n" + traceback("RuntimeError: boom"),
+                                   user="stranger")["number"]
+    finished, ctx = scrub(fake_github, number)
+    assert finished.status == "awaiting_approval" and ctx.status == "awaiting_approval"
+    (notice,) = our_comments(fake_github, number)
+    assert "/scrub approve" in notice and "os.system" in notice
+    assert "reproduce" not in [r.stage for r in ctx.stages]
+
+    ctx.params["approved_by"] = "maintainer"  # what `/scrub approve` sets
+    finished, ctx = scrub(fake_github, number, ctx=ctx)
+    assert finished.verdict == "reproduces"
+    (comment,) = our_comments(fake_github, number)  # the notice was edited, not a second comment
+    assert comment.startswith("This issue still reproduces")
+
+
+def test_a_clean_repro_by_a_stranger_also_waits(fake_github):
+    number = fake_github.add_issue(REPO, body=py("raise RuntimeError('x')"), user="stranger")["number"]
+    finished, _ = scrub(fake_github, number)
+    assert finished.status == "awaiting_approval"
+
+
+# -- selection and idempotence --------------------------------------------------------------
+
+
+def test_several_repros_the_shorter_self_contained_one_by_a_commenter_is_used(fake_github):
+    long = "import sys\n" + BLOAT + "\nraise RuntimeError('bad value 3')"
+    number = trusted_issue(fake_github, py(long) + "\n" + traceback("RuntimeError: bad value 3"), user="op")
+    fake_github.add_comment(REPO, number, "fails too:\n" + py("y = model(3)"), user="someone",
+                            created_at="2030-01-01T00:00:01Z")
+    short = fake_github.add_comment(REPO, number, "shorter:\n" + py("raise RuntimeError('bad value 3')"),
+                                    user="helper", created_at="2030-01-01T00:00:02Z")
+    fake_github.add_collaborator(REPO, "helper")
+    finished, ctx = scrub(fake_github, number)
+    assert state_of(ctx)["repro"]["url"] == short["html_url"]
+    assert finished.verdict == "reproduces"
+    assert f"Repro used: {short['html_url']} (by helper)." in our_comments(fake_github, number)[0]
+
+
+def test_a_retry_of_the_same_run_edits_its_comment(fake_github):
+    number = trusted_issue(fake_github, py("raise RuntimeError('x')") + "\n" + traceback("RuntimeError: x"))
+    scrub(fake_github, number, run_id=42)
+    scrub(fake_github, number, run_id=42)  # a new task for the same run, nothing recorded yet
+    assert len(our_comments(fake_github, number)) == 1
+    assert len(fake_github.writes_to("POST", "/comments")) == 1
+
+
+def test_a_publish_that_dies_half_way_is_retried_without_a_second_comment(fake_github):
+    number = trusted_issue(fake_github, py("raise RuntimeError('x')") + "\n" + traceback("RuntimeError: x"),
+                           labels=["needs reproduction"])
+    client = GitHubClient(token="t", base_url=fake_github.url)
+
+    class DiesAfterCommenting:  # the worker is killed between the comment and the labels
+        def __getattr__(self, name):
+            return getattr(client, name)
+
+        def update_labels(self, *args, **kwargs):
+            raise ConnectionError("worker killed")
+
+    ctx = MemoryRunContext(run_id=7, github=DiesAfterCommenting(), settings=settings(),
+                           params={"repo": REPO, "issue": number})
+    with pytest.raises(ConnectionError):
+        run_pipeline(STAGES, ctx, any_queue=True)
+    assert len(our_comments(fake_github, number)) == 1
+
+    ctx.github = client  # the retried task
+    finished, _ = scrub(fake_github, number, ctx=ctx)
+    assert finished.verdict == "reproduces"
+    assert len(our_comments(fake_github, number)) == 1
+    assert "needs reproduction" not in fake_github.label_names(REPO, number)
+
+
+def test_a_finished_stage_is_not_redone(fake_github):
+    number = trusted_issue(fake_github, py("raise RuntimeError('x')") + "\n" + traceback("RuntimeError: x"))
+    _, ctx = scrub(fake_github, number)
+    fake_github.clear_writes()
+    ran = len(ctx.stages)
+    finished, ctx = scrub(fake_github, number, ctx=ctx)
+    assert finished.verdict == "reproduces" and len(ctx.stages) == ran and fake_github.writes == []
+
+
+# -- real torch -----------------------------------------------------------------------------
+
+
+@pytest.mark.torch
+def test_torch_repro_reproduces_on_the_installed_version(fake_github):
+    import torch
+
+    source = "import torch\na = torch.ones(2, 3)\nb = torch.ones(4, 5)\nprint(a @ b)"
+    number = trusted_issue(fake_github, py(source) + "\n" + traceback(
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "reproduces"
+    assert our_comments(fake_github, number)[0].startswith(f"This issue still reproduces on PyTorch {torch.__version__}.")
+
+
+TORCH_RESIDUAL = """import torch
+import torch.nn as nn
+import logging
+
+logging.basicConfig(level=logging.INFO)
+torch.manual_seed(0)
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, dim * 2)
+        self.fc2 = nn.Linear(dim * 3, dim)
+
+    def forward(self, x):
+        h = self.norm(x)
+        h = self.fc1(h)
+        h = torch.relu(h)
+        return x + self.fc2(h)
+
+
+def main():
+    model = Block(16)
+    data = torch.randn(8, 16)
+    for step in range(3):
+        out = model(data)
+        loss = out.sum()
+        loss.backward()
+        print("step", step, loss.item())
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.torch
+def test_torch_repro_is_minimized_keeping_its_error(fake_github):
+    from app.engine.minimize import code_lines
+
+    number = trusted_issue(fake_github, py(TORCH_RESIDUAL) + "\n" + traceback(
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x32 and 48x16)"))
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "reproduces"
+    assert code_lines(TORCH_RESIDUAL) > 20  # not minimal yet, by the seed's measure
+    minimized = state_of(ctx)["minimized"]
+    assert minimized["final_lines"] <= 20
+    assert "logging" not in minimized["source"]
+    assert "Minimized repro:" in our_comments(fake_github, number)[0]
+
+
+@pytest.mark.torch
+def test_torch_fixed_behaviour_closes(fake_github):
+    source = "import torch\nx = torch.arange(6).reshape(2, 3)\nprint(x.sum(dim=1))"
+    number = trusted_issue(fake_github, py(source) + "\n" + traceback(
+        "RuntimeError: sum(): dim out of range"))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "fixed"
+    assert fake_github.issue(REPO, number)["state"] == "closed"
+
+
+def test_interpreter_is_this_one():
+    assert settings().environment_map == {"local": sys.executable}
+
+
+@pytest.fixture
+def four_envs():
+    from tests.pipelines.envs import make_envs, remove
+
+    envs, root = make_envs(["e1", "e2", "e3", "e4"])
+    yield ",".join(f"{label}={python}" for label, python in envs.items())  # SCRUB_ENVIRONMENTS
+    remove(root)
+
+
+def test_a_fixed_issue_is_bisected_to_the_first_fixed_environment(fake_github, four_envs):
+    from tests.pipelines.envs import PREFIX_BUG
+
+    source = PREFIX_BUG.format(broken=("e1", "e2"))
+    number = trusted_issue(fake_github, py(source) + "\n" + traceback("RuntimeError: the bug is here"))
+    finished, ctx = scrub(fake_github, number, config={"environments": four_envs})
+    assert finished.verdict == "fixed"
+    found = state_of(ctx)["bisect"]
+    assert (found["first_changed"], found["last_unchanged"]) == ("e3", "e2")
+    (comment,) = our_comments(fake_github, number)
+    assert "It first stops reproducing in PyTorch e3 (it still reproduces in e2)." in comment
+    assert fake_github.issue(REPO, number)["state"] == "closed"
+
+
+def test_scrub_minimize_forces_minimizing_a_short_repro(fake_github):
+    source = "a = 1\nb = [a] * 3\nraise RuntimeError('short but not minimal')"
+    number = trusted_issue(fake_github, py(source) + "\n" + traceback("RuntimeError: short but not minimal"))
+    _, ctx = scrub(fake_github, number)
+    assert "minimized" not in state_of(ctx)  # 3 lines: already minimal by the seed's rule
+    _, forced = scrub(fake_github, number, run_id=2, force_minimize=True)
+    assert state_of(forced)["minimized"]["source"].strip() == "raise RuntimeError('short but not minimal')"
+
+
+def test_scrub_bisect_finds_where_a_reproducing_bug_started(fake_github, four_envs):
+    from tests.pipelines.envs import PREFIX_BUG
+
+    source = PREFIX_BUG.format(broken=("e3", "e4"))
+    number = trusted_issue(fake_github, py(source) + "\n" + traceback("RuntimeError: the bug is here"))
+    finished, ctx = scrub(fake_github, number, config={"environments": four_envs}, force_bisect=True)
+    assert finished.verdict == "reproduces"
+    (comment,) = our_comments(fake_github, number)
+    assert "It first reproduces in PyTorch e3 (it does not in e2)." in comment
