@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.engine.envs.store import EnvStore, merge_interpreters
 from app.engine.sandbox.environments import parse_environments
 
 SandboxKind = Literal["bwrap", "none"]
@@ -35,6 +36,9 @@ class Settings(BaseSettings):
     github_private_key: str = ""
     trigger_label: str = "scrub"
     environments: str = ""
+    # `scrub env add`: where torch releases come from (None: the installer's default, PyPI) and how.
+    torch_index_url: str = ""
+    env_installer: Literal["auto", "uv", "pip"] = "auto"
     sandbox: SandboxKind | None = None
     sandbox_memory_mb: int = Field(4096, gt=0)
     repro_timeout: float = Field(120.0, gt=0)
@@ -55,9 +59,17 @@ class Settings(BaseSettings):
         return value
 
     @property
+    def env_store(self) -> EnvStore:
+        """Provisioned torch releases (`scrub env add`): `<data dir>/envs/<version>/`."""
+        return EnvStore(self.data_dir / "envs")
+
+    @property
     def environment_map(self) -> dict[str, str]:
-        """Named interpreters; the worker's own interpreter when none are configured."""
-        return parse_environments(self.environments, default_python=sys.executable)
+        """Named interpreters, oldest first: `SCRUB_ENVIRONMENTS` when set; else the provisioned
+        releases plus this interpreter under its torch release; else this interpreter (`local`)."""
+        if self.environments.strip():
+            return parse_environments(self.environments, default_python=sys.executable)
+        return merge_interpreters(self.env_store.interpreters(), sys.executable, _own_torch_version())
 
     @property
     def resolved_database_url(self) -> str:
@@ -84,6 +96,15 @@ class Settings(BaseSettings):
     def ensure_data_dir(self) -> Path:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return self.data_dir
+
+
+def _own_torch_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return None
 
 
 @lru_cache(maxsize=1)
