@@ -31,7 +31,7 @@ def fail(message: str, code: int = INPUT_ERROR) -> NoReturn:
     """Print a clear error to stderr and exit with `code` (2: bad input)."""
     import typer
 
-    stderr.print(f"[red]error:[/red] {message}", highlight=False)
+    stderr.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

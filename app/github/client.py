@@ -76,10 +76,11 @@ class GitHubClient:
         clone_urls: dict[str, str | Path] | None = None,
         timeout: float = 30.0,
         auto_retry: bool = True,
+        anonymous: bool = False,
     ) -> None:
         self.auth = GitHubAuth(token=token, app_id=app_id, private_key=private_key,
                                installation_id=installation_id, base_url=base_url,
-                               timeout=timeout, auto_retry=auto_retry)
+                               timeout=timeout, auto_retry=auto_retry, anonymous=anonymous)
         self._clone_urls = {k.lower(): v for k, v in (clone_urls or {}).items()}
         self._logins: dict[str, str] = {}
 
