@@ -22,6 +22,8 @@ def explain(status: int, message: str, what: str, anonymous: bool) -> str:
     if status == 404:
         hint = "; if it is private, set SCRUB_GITHUB_TOKEN" if anonymous else " (or the token cannot see it)"
         return f"GitHub says {what} does not exist{hint}"
+    if status == 401 and anonymous:
+        return f"GitHub requires signing in to read {what}: set SCRUB_GITHUB_TOKEN"
     if status == 401:
         return f"GitHub refused the credentials reading {what}: check SCRUB_GITHUB_TOKEN / the App key"
     if status == 403:

@@ -14,7 +14,8 @@ from app.cli import bisect, cilog, demo, envs, issue, minimize, repro, service
 
 app = typer.Typer(
     name="scrub",
-    help="Scrubbot: reproduce, classify, bisect and minimize bug reports and CI failures.",
+    help="Scrubbot: reproduce, classify, bisect and minimize bug reports and CI failures.\n\n"
+    "Exit codes: 0 = ran and reproduced (or as expected), 1 = ran and did not, 2 = usage or input error.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -40,10 +41,7 @@ def version_text() -> str:
 
 @app.callback(invoke_without_command=True)
 def _root(version: bool = typer.Option(False, "--version", help="print the version and exit", is_eager=True)) -> None:
-    """Scrubbot: reproduce, classify, bisect and minimize bug reports and CI failures.
-
-    Exit codes: 0 = ran and reproduced (or as expected), 1 = ran and did not, 2 = usage or input error.
-    """
+    """The root options (`--version`); the help text is the Typer app's."""
     if version:
         typer.echo(version_text())
         raise typer.Exit(0)
