@@ -1,6 +1,7 @@
 """Create a virtual environment with one pinned torch release: `provision("2.14.1", store)`.
 
-uv when it is on PATH (`installer="auto"`), else the standard `venv` module and pip. The only
+uv when it is on PATH (`installer="auto"`), else the standard `venv` module and the base
+interpreter's pip (`pip --python VENV`, pip >= 22.3). The only
 requirement ever installed is `torch==<version>`: never an unpinned torch. `index_url` is
 passed to the installer (e.g. `https://download.pytorch.org/whl/cpu` for CPU-only builds);
 None keeps the installer's own configuration (PyPI, or what pip.conf / uv.toml say).
@@ -51,8 +52,10 @@ def install_commands(version: str, target: Path, *, installer: str, base_python:
         uv = shutil.which("uv") or "uv"
         return [[uv, "venv", "--quiet", "--python", base_python, str(target)],
                 [uv, "pip", "install", "--python", python, *index, requirement]]
-    return [[base_python, "-m", "venv", str(target)],
-            [python, "-m", "pip", "install", "--progress-bar", "off", "--no-input", *index, requirement]]
+    # The base interpreter's pip installs into the venv (`pip --python`): no pip copied into it.
+    return [[base_python, "-m", "venv", "--without-pip", str(target)],
+            [base_python, "-m", "pip", "--python", python, "install", "--progress-bar", "off", "--no-input",
+             *index, requirement]]
 
 
 def _stream(command: list[str], on_line: Callable[[str], None]) -> tuple[int, list[str]]:
