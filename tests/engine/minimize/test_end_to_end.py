@@ -47,7 +47,7 @@ def runners():
         ("allclose_mismatch", "AssertionError", ("allclose", "softmax", ".exp()")),
         # the bug is the unbiased `var`; the reference side is the LayerNorm module. The fused
         # side keeps one of its own operations, checked below; which one (`var` or `mean`) the
-        # drift rule cannot tell (docs/minimize-api.md, "Limits").
+        # drift rule cannot tell (app/engine/minimize/README.md, "Limits").
         ("benchmark/allclose_mismatch", "AssertionError", ("allclose", "LayerNorm")),
     ],
 )
