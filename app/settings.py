@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.engine.sandbox.environments import parse_environments
+from app.domain import parse_environments
 
 SandboxKind = Literal["bwrap", "none"]
 
