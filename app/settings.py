@@ -51,7 +51,7 @@ class Settings(BaseSettings):
     @field_validator("environments")
     @classmethod
     def _environments_parse(cls, value: str) -> str:
-        parse_environments(value)
+        parse_environments(value, default_python=sys.executable)
         return value
 
     @property

@@ -15,13 +15,13 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
+from app import domain
+
 # Bound read-only into every sandbox anyway; interpreter paths below them need no own bind.
 SYSTEM_DIRS = ("/usr/", "/etc/")
 
 _PROBE = r"""
 import json, os, site, sys
-
-from app import domain
 try:
     from importlib.metadata import version
     torch_version = version("torch")
