@@ -21,6 +21,7 @@ from typing import Any
 
 from app.engine.verdict import bisect as bisection
 from app.engine.issue import markdown as issues
+from app.engine.issue import repro_facts
 from app.engine.issue import review as security
 from app.engine.report.render import Notice, render_notice
 from app.engine.verdict.classify import FIXED, REPRODUCES
@@ -99,6 +100,8 @@ def triage(ctx: RunContext, state: State) -> StageResult:
     repro = issues.Repro.from_dict(state["repro"]) if state.get("repro") else None
     decision = issues.triage(state["issue"], repro, images=state.get("images_only", False))
     output: State = {"triage": decision.to_dict(), "needs_cuda": decision.needs_cuda}
+    if decision.cpu_source and repro is not None:
+        output["repro"] = repro.to_dict() | {"source": decision.cpu_source, "cuda_dropped": True}
     if decision.stops:
         output |= {"stop": True, "verdict": decision.decision}
     return StageResult(summary=f"{decision.decision}: {decision.reason}", output=output)
@@ -138,7 +141,9 @@ def reproduce(ctx: RunContext, state: State) -> StageResult:
         return StageResult(summary="needs CUDA and this worker has no GPU", skipped=True,
                            output={"stop": True, "verdict": "unavailable-hardware", "hardware": "a CUDA GPU"})
     label = runner.current_label(ctx.settings)
-    result = runner.reproduce(ctx.settings, state["repro"]["source"], state.get("reported"), label)
+    source = state["repro"]["source"]
+    result = runner.reproduce(ctx.settings, source, state.get("reported"), label,
+                              self_checking=repro_facts.checks_itself(source))
     ratio = f", flaky {result['flaky_ratio']}" if result["flaky_ratio"] else ""
     summary = f"{result['verdict']} on {label}: {result['description']} ({result['runs']} runs{ratio})"
     return StageResult(summary=summary, output={"reproduction": result, "verdict": result["verdict"]})
