@@ -184,7 +184,7 @@ def repro_candidates(issue: Json, comments: list[Json]) -> list[Repro]:
         sources = post_scripts(post.get("body"))
         if not sources:
             continue
-        source = max(sources, key=code_lines)
+        source = with_standard_imports(max(sources, key=code_lines))
         found.append(
             Repro(
                 source=source + "\n",
@@ -196,6 +196,20 @@ def repro_candidates(issue: Json, comments: list[Json]) -> list[Repro]:
             )
         )
     return found
+
+
+# The imports a snippet may leave out and every reader supplies: `torch.exp(x)` pasted alone.
+STANDARD_IMPORTS = {"torch": "import torch", "nn": "import torch.nn as nn", "F": "import torch.nn.functional as F",
+                    "np": "import numpy as np", "numpy": "import numpy"}
+
+
+def with_standard_imports(source: str) -> str:
+    """`source` with `import torch` (and `nn`, `F`, `np`) added when those are the only names
+    it uses without defining; unchanged otherwise."""
+    missing = undefined_names(source)
+    if not missing or not set(missing) <= STANDARD_IMPORTS.keys():
+        return source
+    return "\n".join(STANDARD_IMPORTS[name] for name in sorted(missing)) + "\n" + source
 
 
 def post_scripts(body: str | None) -> list[str]:

@@ -14,7 +14,7 @@ import ast
 import re
 
 _ASSERT_CALL = re.compile(r"^(?:assert\w*|assert_\w+|fail\w*)$")
-_CUDA = re.compile(r"""\.cuda\(|['"]cuda(?::\d+)?['"]|torch\.cuda\.(?!is_available)|device\s*=\s*['"]cuda""")
+_CUDA = re.compile(r"""\.cuda\(|['"]cuda(?::[^'"\n]*)?['"]|torch\.cuda\.(?!is_available)|device\s*=\s*['"]cuda""")
 _CPU_WRONG = re.compile(
     r"(?:wrong|incorrect|bad|nan|inf|differ\w*|mismatch\w*)\W+(?:\w+\W+){0,6}?(?:on|with|for)\s+(?:the\s+)?cpu\b"
     r"|\bcpu\b\W+(?:\w+\W+){0,4}?(?:is|are|gives?|returns?|produces?)\s+(?:\w+\s+){0,2}?(?:wrong|incorrect|nan|inf)"

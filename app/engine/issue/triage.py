@@ -33,7 +33,7 @@ _TRACKER_TITLE = re.compile(r"\[tracker\]|^\s*tracker\s*:|tracking issue|\bmeta[
 _CHECKLIST_ISSUE = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s+.*(?:#\d+|/issues/\d+|/pull/\d+)", re.M)
 
 _CUDA = re.compile(
-    r"""\.cuda\(|['"]cuda(?::\d+)?['"]|torch\.cuda\.(?!is_available)|device\s*=\s*['"]cuda|\bnccl\b|triton""",
+    r"""\.cuda\(|['"]cuda(?::[^'"\n]*)?['"]|torch\.cuda\.(?!is_available)|device\s*=\s*['"]cuda|\bnccl\b|triton""",
 )
 _MULTI_GPU = re.compile(
     r"""['"]cuda:[1-9]|\.cuda\([1-9]|device_count\(\)\s*(?:>=?\s*[2-9]|==\s*[2-9])|nproc[_-]per[_-]node[= ]+[2-9]"""

@@ -29,6 +29,11 @@ from app.engine.verdict.signature import WRAPPER_CLASSES, parse_chain, short_cla
 
 REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = "reproduces", "fixed", "different-error", "inconclusive"
 MISSING_DEPENDENCY = "missing-dependency"
+UNAVAILABLE_HARDWARE = "unavailable-hardware"
+# The run stopped because the worker has no GPU: nothing is known about the bug.
+_NO_GPU = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|no CUDA GPUs are available"
+                     r"|CUDA driver initialization failed|Attempting to deserialize object on a CUDA device"
+                     r"|No CUDA GPUs are available|not compiled with (?:CUDA|MPS|XPU)|MPS backend (?:is )?not available", re.I)
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
 _DISTINCTIVE = 40  # characters of the reported message that must match (seed: "a distinctive substring")
 
@@ -116,6 +121,9 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
         return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) == signals.SIGSEGV else DIFFERENT
     if outcome == "timeout":
         return DIFFERENT if kind else INCONCLUSIVE
+    if outcome == "error" and _NO_GPU.search(run.get("message") or "") and not (
+            kind == "exception" and _NO_GPU.search((reported or {}).get("message", ""))):
+        return UNAVAILABLE_HARDWARE
     if outcome == "error" and short_class(run.get("exception") or "") in _IMPORT_ERRORS and not (
             kind == "exception" and short_class((reported or {}).get("exception", "")) in _IMPORT_ERRORS):
         return MISSING_DEPENDENCY
