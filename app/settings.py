@@ -17,8 +17,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.engine.envs.store import EnvStore, merge_interpreters
-from app.engine.sandbox.environments import parse_environments
+from app.domain import parse_environments
+from app.torch_releases import EnvStore, merge_interpreters
 
 SandboxKind = Literal["bwrap", "none"]
 
@@ -55,7 +55,7 @@ class Settings(BaseSettings):
     @field_validator("environments")
     @classmethod
     def _environments_parse(cls, value: str) -> str:
-        parse_environments(value)
+        parse_environments(value, default_python=sys.executable)
         return value
 
     @property

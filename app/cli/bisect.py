@@ -23,7 +23,7 @@ from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, read_repro, stde
 
 def _lookup(item: str, configured: dict[str, str]) -> tuple[str, str] | None:
     """A label exactly, else a release prefix (`2.14` -> the newest `2.14.x`)."""
-    from app.engine.envs.store import version_key
+    from app.torch_releases import version_key
 
     if item in configured:
         return item, configured[item]
@@ -52,7 +52,7 @@ def resolve_envs(spec: str, configured: dict[str, str]) -> dict[str, str]:
 def provision_missing(spec: str, settings: Any) -> None:
     """`--provision`: every full release in `spec` that is not available yet is provisioned."""
     from app.cli.envs import provision_release
-    from app.engine.envs.store import parse_version
+    from app.torch_releases import parse_version
 
     configured = settings.environment_map
     for item in filter(None, (part.strip() for part in spec.split(","))):

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from app.engine.envs.store import EnvStore, ProvisionedEnv, parse_version, release_of
+from app.torch_releases import EnvStore, ProvisionedEnv, parse_version, release_of
 
 Installer = str  # "auto" | "uv" | "pip"
 _CHECK = "from importlib.metadata import version; import sys; print(version('torch'), sys.version.split()[0])"

@@ -1,4 +1,4 @@
-"""The directory of provisioned torch environments: `<root>/<version>/` per release.
+"""PyTorch releases on tap: the directory of provisioned environments, `<root>/<version>/`.
 
 An environment counts once its marker `scrub-env.json` exists (written last, after the
 installed torch was checked); a directory without it is an interrupted install: listed as

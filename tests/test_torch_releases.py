@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.engine.envs.store import EnvStore, merge_interpreters, parse_version, version_key
+from app.torch_releases import EnvStore, merge_interpreters, parse_version, version_key
 
 
 def _fake_env(store: EnvStore, version: str, complete: bool = True) -> None:
