@@ -24,7 +24,8 @@ from app.cli.main import app
 from app.settings import get_settings, reset_settings_cache
 from tests.engine.sandbox.helpers import needs_bwrap
 
-pytestmark = [pytest.mark.torch, needs_bwrap]
+# Provisioning 2.14.1 on a machine without it took 2.5-7 min here (pytest-timeout is 300 s by default).
+pytestmark = [pytest.mark.torch, needs_bwrap, pytest.mark.timeout(1800)]
 
 NEW, OLD = "2.14.1", "2.13.0"
 POLAR = '''import torch
