@@ -33,7 +33,8 @@ UNAVAILABLE_HARDWARE = "unavailable-hardware"
 # The run stopped because the worker has no GPU: nothing is known about the bug.
 _NO_GPU = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|no CUDA GPUs are available"
                      r"|CUDA driver initialization failed|Attempting to deserialize object on a CUDA device"
-                     r"|No CUDA GPUs are available|not compiled with (?:CUDA|MPS|XPU)|MPS backend (?:is )?not available", re.I)
+                     r"|No CUDA GPUs are available|not compiled with (?:CUDA|MPS|XPU)|MPS backend (?:is )?not available"
+                     r"|with arguments from the '(?:CUDA|MPS|XPU|HIP)' backend", re.I)
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
 _DISTINCTIVE = 40  # characters of the reported message that must match (seed: "a distinctive substring")
 

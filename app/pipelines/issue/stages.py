@@ -15,7 +15,6 @@ run edits it instead of adding a second one.
 
 from __future__ import annotations
 
-import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -244,26 +243,14 @@ def publish(ctx: RunContext, state: State) -> StageResult:
     return StageResult(summary=", ".join(done) or "nothing to write", output={"published": done})
 
 
-def _recorded(run: Any) -> Any:
-    """Keep the stage's summary in its stored output, for the report's execution log."""
-
-    @functools.wraps(run)
-    def wrapper(ctx: RunContext, state: State) -> StageResult:
-        result = run(ctx, state)
-        result.output = {**result.output, "_summary": result.summary, "_skipped": result.skipped}
-        return result
-
-    return wrapper
-
-
 STAGES: list[Stage] = [
-    Stage("fetch", _recorded(fetch)),
-    Stage("select", _recorded(select)),
-    Stage("triage", _recorded(triage)),
-    Stage("review", _recorded(review)),
-    Stage("reproduce", _recorded(reproduce), queue=_code_queue),
-    Stage("bisect", _recorded(bisect), queue=_code_queue, optional=True),
-    Stage("minimize", _recorded(minimize), queue=_code_queue, optional=True),
-    Stage("report", _recorded(report)),
-    Stage("publish", _recorded(publish)),
+    Stage("fetch", fetch),
+    Stage("select", select),
+    Stage("triage", triage),
+    Stage("review", review),
+    Stage("reproduce", reproduce, queue=_code_queue),
+    Stage("bisect", bisect, queue=_code_queue, optional=True),
+    Stage("minimize", minimize, queue=_code_queue, optional=True),
+    Stage("report", report),
+    Stage("publish", publish),
 ]

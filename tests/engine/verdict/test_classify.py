@@ -115,3 +115,11 @@ def test_a_script_that_catches_the_reported_error_and_prints_it_reproduces():
     assert classify(RUNTIME, caught_then_died) == "reproduces"
     assert classify(RUNTIME, caught_and_exited) == "reproduces"  # never "fixed": the bug is live
     assert classify(RUNTIME, PASSED | {"output_tail": "all good\n"}) == "fixed"
+
+
+def test_a_run_stopped_by_a_missing_gpu_or_backend_is_unavailable_hardware_not_reproducing():
+    no_cuda = error("AssertionError", "Torch not compiled with CUDA enabled")
+    mps = error("NotImplementedError", "Could not run 'aten::empty.memory_format' with arguments from the 'MPS' backend.")
+    assert classify(None, no_cuda) == "unavailable-hardware"
+    assert classify(None, mps) == "unavailable-hardware"
+    assert classify(RUNTIME, no_cuda) == "unavailable-hardware"
