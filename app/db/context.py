@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any, Callable
 
 from app.db import queries
-from app.db.models import FINISHED, Run, RunStatus, StageEvent, utcnow
+from app.db.models import FINISHED, Run, RunLogLine, RunStatus, StageEvent, utcnow
 
 State = dict[str, Any]
 
@@ -30,8 +30,7 @@ from app.db.session import Database
 from app.domain import StageSummary
 from app.db.signatures import DbSignatureStore
 
-LOG_ARTIFACT = "log"
-_LOG_LIMIT = 200_000  # characters of run log kept; older lines are dropped first
+_LINE_LIMIT = 20_000  # characters of one log line kept
 
 
 class DbRunContext:
@@ -130,9 +129,8 @@ class DbRunContext:
                 session.commit()
 
     def log(self, message: str) -> None:
-        stamp = utcnow().strftime("%H:%M:%S")
+        """Append one row: the cost of a line does not grow with the log (it used to rewrite
+        the whole log artifact per line)."""
         with self.database.session() as session:
-            artifact = queries.find_artifact(session, self.run_id, LOG_ARTIFACT)
-            text = ((artifact.content or "") if artifact else "") + f"{stamp} {message}\n"
-            queries.upsert_artifact(session, self.run_id, LOG_ARTIFACT, "log", text[-_LOG_LIMIT:])
+            session.add(RunLogLine(run_id=self.run_id, line=message[:_LINE_LIMIT]))
             session.commit()
