@@ -3,9 +3,8 @@
 Workers build one per task. Each call opens its own short session, so what a stage records
 is visible on the status page at once and survives a worker that dies mid-stage.
 
-Beyond the port, pipelines may use `database`, `repo`, `issue`, `target`, `installation_id`;
-a stage whose output lists `spawned_runs` (ids of runs it created) has them enqueued once it
-is recorded as done.
+Runs a stage asks to start (`StageResult.enqueue`) go to `on_spawned` once the stage is
+recorded as done.
 """
 
 from __future__ import annotations
@@ -92,10 +91,6 @@ class DbRunContext:
             session.add(event)
             session.commit()
         self.log(f"stage {stage}: {status}" + (f" ({summary})" if summary else ""))
-        spawned = [int(run_id) for run_id in (output or {}).get("spawned_runs") or []]
-        if status == "done" and spawned and self._on_spawned:
-            # Once: a stage recorded as done never runs again, so neither does this.
-            self._on_spawned(spawned)
 
     def save_artifact(self, name: str, kind: str, content: str) -> None:
         with self.database.session() as session:
@@ -127,6 +122,10 @@ class DbRunContext:
                 run.queue, self.queue = queue, queue
                 session.add(queries.touch(run))
                 session.commit()
+
+    def enqueue_runs(self, run_ids: list[int]) -> None:
+        if self._on_spawned:
+            self._on_spawned([int(run_id) for run_id in run_ids])
 
     def log(self, message: str) -> None:
         """Append one row: the cost of a line does not grow with the log (it used to rewrite

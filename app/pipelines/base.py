@@ -41,6 +41,9 @@ class StageResult:
     verdict: str | None = None
     wait: bool = False
     skipped: bool = False
+    # Runs this stage created, to enqueue once the stage is recorded as done (never again:
+    # a done stage does not run on a retry).
+    enqueue: list[int] = field(default_factory=list)
 
 
 class RunContext(Protocol):
@@ -77,6 +80,9 @@ class RunContext(Protocol):
 
     def log(self, message: str) -> None:
         """A progress line for the run's log (status page, CLI stderr)."""
+
+    def enqueue_runs(self, run_ids: list[int]) -> None:
+        """Start runs a stage created (a CI job opened by the ingest)."""
 
 
 QueueRule = Callable[[State], str]
@@ -147,6 +153,8 @@ def run_pipeline(
             return Finished("awaiting_approval", result.verdict)
         status = "skipped" if result.skipped else "done"
         ctx.stage_finished(stage.name, status, result.summary, output)
+        if result.enqueue and status == "done":
+            ctx.enqueue_runs(list(result.enqueue))
         state.update(output)
         if result.end:
             ctx.set_status(result.end, result.verdict)

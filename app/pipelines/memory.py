@@ -38,6 +38,7 @@ class MemoryRunContext:
     verdict: str | None = None
     error: str | None = None
     lines: list[str] = field(default_factory=list)
+    enqueued: list[int] = field(default_factory=list)  # runs a stage asked to start
 
     def completed_stages(self) -> dict[str, State]:
         return {r.stage: r.output for r in self.stages if r.status in ("done", "skipped")}
@@ -61,6 +62,9 @@ class MemoryRunContext:
 
     def set_status(self, status: str, verdict: str | None = None, error: str | None = None) -> None:
         self.status, self.verdict, self.error = status, verdict, error
+
+    def enqueue_runs(self, run_ids: list[int]) -> None:
+        self.enqueued.extend(run_ids)
 
     def log(self, message: str) -> None:
         self.lines.append(message)
