@@ -156,3 +156,16 @@ def errors_in_prose(text: str) -> list[tuple[str, str]]:
         message = message.split("`")[0].strip() if match.group(0) and "`" in message else message
         found.append((match.group("name"), message))
     return found
+
+
+_EXPECTED_SECTION = re.compile(r"^#+\s*expected behaviou?r\s*$(?P<body>.*?)(?=^#+\s|\Z)", re.IGNORECASE | re.MULTILINE | re.DOTALL)
+_EXPECTED_RAISE = re.compile(r"\b(?:an?\s+)?(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\b[^.\n]{0,30}?"
+                             r"\b(?:to be |should be |is )?(?:thrown|raised)\b", re.IGNORECASE)
+
+
+def expected_exception(markdown: str | None) -> str | None:
+    """The exception the report's "Expected behavior" section asks for ("Graceful termination
+    or a RuntimeError to be thrown", as fuzzer reports say), or None."""
+    section = _EXPECTED_SECTION.search(plain_text(markdown))
+    found = _EXPECTED_RAISE.search(section.group("body")) if section else None
+    return found.group("name") if found else None

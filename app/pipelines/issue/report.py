@@ -96,7 +96,9 @@ def _evidence(reproduction: Json) -> Json:
     frame = f"repro.py, line {frames[-1].line}" + (f": {frames[-1].code}" if frames[-1].code else "") if frames else None
     output = [line for line in (result.get("output_tail") or "").splitlines() if line.strip()]
     now = None
-    if result.get("outcome") == "passed":
+    if reproduction.get("verdict") == verdicts.FIXED and result.get("outcome") == "error":
+        now = f"the repro raises {str(reproduction.get('description'))[:200]!r}, the error the report expected instead"
+    elif result.get("outcome") == "passed":
         now = "the repro runs to completion" + (f"; its last output line is `{output[-1][:200].replace('`', chr(39))}`" if output else "")
     return {
         "observed": reproduction.get("description") if result.get("outcome") != "passed" else None,

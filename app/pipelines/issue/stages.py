@@ -21,7 +21,7 @@ from typing import Any
 from app.engine.verdict import bisect as bisection
 from app.engine.verdict import classify as verdicts
 from app.engine.issue import markdown as issues
-from app.engine.issue import repro_facts
+from app.engine.issue import loose, repro_facts
 from app.engine.issue import review as security
 from app.engine.report.render import Notice, render_notice
 from app.engine.verdict.classify import FIXED, REPRODUCES
@@ -100,6 +100,7 @@ def select(ctx: RunContext, state: State) -> StageResult:
     posts = issues.human_posts(issue, comments)
     images = chosen is None and any(issues.has_images(p.get("body")) for p in posts)
     reported = issues.reported_error(*_reporter_texts(issue, posts, chosen))
+    expected = loose.expected_exception(issue.get("body"))
     summary = (f"repro by {chosen.author} ({chosen.lines} lines) of {len(candidates)} candidates" if chosen
                else "no repro" + (" (only images)" if images else ""))
     if reported:
@@ -109,6 +110,7 @@ def select(ctx: RunContext, state: State) -> StageResult:
         "candidates": [{"author": c.author, "url": c.url, "lines": c.lines} for c in candidates],
         "images_only": images,
         "reported": reported.to_dict() if reported else None,
+        "expected_exception": expected,
     })
 
 
@@ -163,7 +165,8 @@ def reproduce(ctx: RunContext, state: State) -> StageResult:
     label = runner.current_label(ctx.settings)
     source = state["repro"]["source"]
     result = runner.reproduce(ctx.settings, source, state.get("reported"), label,
-                              self_checking=repro_facts.checks_itself(source))
+                              self_checking=repro_facts.checks_itself(source),
+                              expected_exception=state.get("expected_exception"))
     ratio = f", flaky {result['flaky_ratio']}" if result["flaky_ratio"] else ""
     summary = f"{result['verdict']} on {label}: {result['description']} ({result['runs']} runs{ratio})"
     output = {"reproduction": result, "verdict": result["verdict"]}

@@ -124,3 +124,13 @@ def test_a_fenced_torch_call_without_import_is_a_repro_but_printed_output_is_not
     [candidate] = repro_candidates(post("```\ntorch.exp(torch.tensor([1.0]))\n```"), [])
     assert candidate.source.startswith("import torch\n")
     assert repro_candidates(post("```\ntensor([2.7183])\n```"), []) == []
+
+
+def test_the_expected_behaviour_section_names_the_exception_a_fix_should_raise():
+    from app.engine.issue.loose import expected_exception
+
+    body = "### Result\n```segmentation fault```\n\n### Expected behavior\nGraceful termination or a RuntimeError " \
+           "to be thrown.\n\n### Note\nfound by fuzzing"
+    assert expected_exception(body) == "RuntimeError"
+    assert expected_exception("### Expected behavior\nIt should return 3.\n") is None
+    assert expected_exception("A RuntimeError is thrown here.") is None  # not in that section
