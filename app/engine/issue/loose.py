@@ -104,9 +104,25 @@ def inline_scripts(markdown: str | None) -> list[str]:
     for match in _INLINE_SPAN.finditer(plain_text(markdown)):
         source = match.group(1).strip()
         tree = _parses(source)
-        if tree is not None and _statements(tree) >= 2 and any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in tree.body):
+        if tree is None:
+            continue
+        script = _statements(tree) >= 2 and any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in tree.body)
+        if script or (_alone_on_its_line(markdown or "", match.group(0)) and _torch_call(source)):
             found.append(source)
     return found
+
+
+def _alone_on_its_line(markdown: str, span: str) -> bool:
+    return any(line.strip() == span for line in plain_text(markdown).split("\n"))
+
+
+def _torch_call(source: str) -> bool:
+    """`torch.exp(torch.tensor([1.0]))`: one call into torch (a repro a reader runs as it is)."""
+    tree = _parses(source)
+    if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return False
+    call = tree.body[0].value
+    return isinstance(call, ast.Call) and ast.unparse(call.func).startswith("torch.")
 
 
 def loose_scripts(markdown: str | None) -> list[str]:
@@ -140,3 +156,16 @@ def errors_in_prose(text: str) -> list[tuple[str, str]]:
         message = message.split("`")[0].strip() if match.group(0) and "`" in message else message
         found.append((match.group("name"), message))
     return found
+
+
+_EXPECTED_SECTION = re.compile(r"^#+\s*expected behaviou?r\s*$(?P<body>.*?)(?=^#+\s|\Z)", re.IGNORECASE | re.MULTILINE | re.DOTALL)
+_EXPECTED_RAISE = re.compile(r"\b(?:an?\s+)?(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\b[^.\n]{0,30}?"
+                             r"\b(?:to be |should be |is )?(?:thrown|raised)\b", re.IGNORECASE)
+
+
+def expected_exception(markdown: str | None) -> str | None:
+    """The exception the report's "Expected behavior" section asks for ("Graceful termination
+    or a RuntimeError to be thrown", as fuzzer reports say), or None."""
+    section = _EXPECTED_SECTION.search(plain_text(markdown))
+    found = _EXPECTED_RAISE.search(section.group("body")) if section else None
+    return found.group("name") if found else None

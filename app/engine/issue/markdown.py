@@ -104,9 +104,22 @@ def is_python_block(block: CodeBlock) -> bool:
         return False
     if block.lang in _PYTHON_LANGS:
         return True
+    if any(_calls_torch(node) for node in tree.body):  # `torch.exp(x)` pasted alone is a repro
+        return True
     return any(not isinstance(node, ast.Expr) or isinstance(node.value, ast.Call) for node in tree.body) and any(
         not isinstance(node, ast.Expr) for node in tree.body
     )
+
+
+def _calls_torch(node: ast.stmt) -> bool:
+    """A statement that is a call into torch (`torch.exp(...)`, `torch.nn.functional.relu(...)`):
+    code, not printed output (which shows `tensor(...)`)."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    func = node.value.func
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "torch"
 
 
 def undefined_names(source: str) -> list[str]:

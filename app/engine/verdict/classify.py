@@ -33,7 +33,8 @@ UNAVAILABLE_HARDWARE = "unavailable-hardware"
 # The run stopped because the worker has no GPU: nothing is known about the bug.
 _NO_GPU = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|no CUDA GPUs are available"
                      r"|CUDA driver initialization failed|Attempting to deserialize object on a CUDA device"
-                     r"|No CUDA GPUs are available|not compiled with (?:CUDA|MPS|XPU)|MPS backend (?:is )?not available", re.I)
+                     r"|No CUDA GPUs are available|not compiled with (?:CUDA|MPS|XPU)|MPS backend (?:is )?not available"
+                     r"|with arguments from the '(?:CUDA|MPS|XPU|HIP)' backend", re.I)
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
 _DISTINCTIVE = 40  # characters of the reported message that must match (seed: "a distinctive substring")
 
@@ -101,13 +102,15 @@ def same_exception(reported: dict[str, Any], run: dict[str, Any]) -> bool:
     return False
 
 
-def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_checking: bool = False) -> str:
+def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_checking: bool = False,
+             expected_exception: str | None = None) -> str:
     """The verdict of one run against the reported error (`ReportedError.to_dict()` or None).
 
     `self_checking`: the repro checks its own result (an `assert`, `assert_close`, a `raise`),
     so a clean run with no reported error means the bug is gone, not "cannot tell".
     A run that prints the reported error and then goes on (the script caught it) is read as
-    that error.
+    that error. `expected_exception`: what the report says should happen instead (a fuzzer's
+    "a RuntimeError to be thrown" for a segfault): a run raising exactly that is fixed.
     """
     outcome = run.get("outcome")
     kind = (reported or {}).get("kind")
@@ -115,6 +118,9 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
         return REPRODUCES
     if outcome == "passed":
         return FIXED if kind or self_checking else INCONCLUSIVE
+    if (kind in ("segfault", "hang") and outcome == "error" and expected_exception
+            and short_class(run.get("exception") or "") == short_class(expected_exception)):
+        return FIXED
     if kind == "hang":
         return REPRODUCES if outcome == "timeout" else DIFFERENT
     if kind == "segfault":

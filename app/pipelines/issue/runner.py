@@ -67,7 +67,7 @@ def _torch_version(python: str) -> str | None:
 
 
 def reproduce(settings: Any, source: str, reported: Json | None, label: str | None = None,
-              *, self_checking: bool = False) -> Json:
+              *, self_checking: bool = False, expected_exception: str | None = None) -> Json:
     """Run until `ISSUE_RULE` settles it, the sequential rule `scrub repro --adaptive` and the
     CI rerun use (with the issue's own error rates):
 
@@ -85,7 +85,8 @@ def reproduce(settings: Any, source: str, reported: Json | None, label: str | No
     seen: list[str] = []
     while len(runs) < ISSUE_RULE.max_runs:
         runs.append(run_once(settings, source, label))
-        seen.append(verdicts.classify(reported, runs[-1], self_checking=self_checking))
+        seen.append(verdicts.classify(reported, runs[-1], self_checking=self_checking,
+                                      expected_exception=expected_exception))
         if runs[-1]["outcome"] == "timeout" or _settled(seen):
             break
     hits = seen.count(verdicts.REPRODUCES)

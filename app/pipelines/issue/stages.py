@@ -15,14 +15,13 @@ run edits it instead of adding a second one.
 
 from __future__ import annotations
 
-import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from app.engine.verdict import bisect as bisection
 from app.engine.verdict import classify as verdicts
 from app.engine.issue import markdown as issues
-from app.engine.issue import repro_facts
+from app.engine.issue import loose, repro_facts
 from app.engine.issue import review as security
 from app.engine.report.render import Notice, render_notice
 from app.engine.verdict.classify import FIXED, REPRODUCES
@@ -101,6 +100,7 @@ def select(ctx: RunContext, state: State) -> StageResult:
     posts = issues.human_posts(issue, comments)
     images = chosen is None and any(issues.has_images(p.get("body")) for p in posts)
     reported = issues.reported_error(*_reporter_texts(issue, posts, chosen))
+    expected = loose.expected_exception(issue.get("body"))
     summary = (f"repro by {chosen.author} ({chosen.lines} lines) of {len(candidates)} candidates" if chosen
                else "no repro" + (" (only images)" if images else ""))
     if reported:
@@ -110,6 +110,7 @@ def select(ctx: RunContext, state: State) -> StageResult:
         "candidates": [{"author": c.author, "url": c.url, "lines": c.lines} for c in candidates],
         "images_only": images,
         "reported": reported.to_dict() if reported else None,
+        "expected_exception": expected,
     })
 
 
@@ -164,7 +165,8 @@ def reproduce(ctx: RunContext, state: State) -> StageResult:
     label = runner.current_label(ctx.settings)
     source = state["repro"]["source"]
     result = runner.reproduce(ctx.settings, source, state.get("reported"), label,
-                              self_checking=repro_facts.checks_itself(source))
+                              self_checking=repro_facts.checks_itself(source),
+                              expected_exception=state.get("expected_exception"))
     ratio = f", flaky {result['flaky_ratio']}" if result["flaky_ratio"] else ""
     summary = f"{result['verdict']} on {label}: {result['description']} ({result['runs']} runs{ratio})"
     output = {"reproduction": result, "verdict": result["verdict"]}
@@ -244,26 +246,14 @@ def publish(ctx: RunContext, state: State) -> StageResult:
     return StageResult(summary=", ".join(done) or "nothing to write", output={"published": done})
 
 
-def _recorded(run: Any) -> Any:
-    """Keep the stage's summary in its stored output, for the report's execution log."""
-
-    @functools.wraps(run)
-    def wrapper(ctx: RunContext, state: State) -> StageResult:
-        result = run(ctx, state)
-        result.output = {**result.output, "_summary": result.summary, "_skipped": result.skipped}
-        return result
-
-    return wrapper
-
-
 STAGES: list[Stage] = [
-    Stage("fetch", _recorded(fetch)),
-    Stage("select", _recorded(select)),
-    Stage("triage", _recorded(triage)),
-    Stage("review", _recorded(review)),
-    Stage("reproduce", _recorded(reproduce), queue=_code_queue),
-    Stage("bisect", _recorded(bisect), queue=_code_queue, optional=True),
-    Stage("minimize", _recorded(minimize), queue=_code_queue, optional=True),
-    Stage("report", _recorded(report)),
-    Stage("publish", _recorded(publish)),
+    Stage("fetch", fetch),
+    Stage("select", select),
+    Stage("triage", triage),
+    Stage("review", review),
+    Stage("reproduce", reproduce, queue=_code_queue),
+    Stage("bisect", bisect, queue=_code_queue, optional=True),
+    Stage("minimize", minimize, queue=_code_queue, optional=True),
+    Stage("report", report),
+    Stage("publish", publish),
 ]

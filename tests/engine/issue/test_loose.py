@@ -110,3 +110,27 @@ def test_a_quoted_traceback_is_read_through_the_quote_markers():
 
 def test_plain_text_removes_quotes_and_html_wrappers():
     assert plain_text("> a\n<details>\n<summary>x</summary>\nb &lt; c\n</details>").split("\n") == ["a", "", "", "b < c", ""]
+
+
+def test_a_single_torch_call_alone_on_a_line_is_a_repro_and_gets_its_import():
+    # pytorch/pytorch#34533: the whole repro is one inline span.
+    body = "## To Reproduce\n\nSteps to reproduce the behavior:\n\n`torch.exp(torch.tensor([1.0, 2.0]))`\n\n" \
+           "Installed with (`conda`, `pip`, source)"
+    [candidate] = repro_candidates(post(body), [])
+    assert candidate.source == "import torch\ntorch.exp(torch.tensor([1.0, 2.0]))\n" and candidate.self_contained
+
+
+def test_a_fenced_torch_call_without_import_is_a_repro_but_printed_output_is_not():
+    [candidate] = repro_candidates(post("```\ntorch.exp(torch.tensor([1.0]))\n```"), [])
+    assert candidate.source.startswith("import torch\n")
+    assert repro_candidates(post("```\ntensor([2.7183])\n```"), []) == []
+
+
+def test_the_expected_behaviour_section_names_the_exception_a_fix_should_raise():
+    from app.engine.issue.loose import expected_exception
+
+    body = "### Result\n```segmentation fault```\n\n### Expected behavior\nGraceful termination or a RuntimeError " \
+           "to be thrown.\n\n### Note\nfound by fuzzing"
+    assert expected_exception(body) == "RuntimeError"
+    assert expected_exception("### Expected behavior\nIt should return 3.\n") is None
+    assert expected_exception("A RuntimeError is thrown here.") is None  # not in that section

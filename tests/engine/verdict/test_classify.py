@@ -115,3 +115,19 @@ def test_a_script_that_catches_the_reported_error_and_prints_it_reproduces():
     assert classify(RUNTIME, caught_then_died) == "reproduces"
     assert classify(RUNTIME, caught_and_exited) == "reproduces"  # never "fixed": the bug is live
     assert classify(RUNTIME, PASSED | {"output_tail": "all good\n"}) == "fixed"
+
+
+def test_a_run_stopped_by_a_missing_gpu_or_backend_is_unavailable_hardware_not_reproducing():
+    no_cuda = error("AssertionError", "Torch not compiled with CUDA enabled")
+    mps = error("NotImplementedError", "Could not run 'aten::empty.memory_format' with arguments from the 'MPS' backend.")
+    assert classify(None, no_cuda) == "unavailable-hardware"
+    assert classify(None, mps) == "unavailable-hardware"
+    assert classify(RUNTIME, no_cuda) == "unavailable-hardware"
+
+
+def test_a_crash_that_now_raises_the_error_the_report_expected_is_fixed():
+    # pytorch/pytorch#77892 (a fuzzer's segfault): "Expected behavior: a RuntimeError to be thrown".
+    now = error("RuntimeError", "Error in fused_moving_avg_obs_fake_quant_cpu: ch_axis must be < self.dim()")
+    assert classify(SEGFAULT, now, expected_exception="RuntimeError") == "fixed"
+    assert classify(SEGFAULT, now) == "different-error"  # without that sentence: not ours to call fixed
+    assert classify(SEGFAULT, error("ValueError", "x"), expected_exception="RuntimeError") == "different-error"
