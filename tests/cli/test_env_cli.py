@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import tempfile
+from importlib.metadata import version
+from pathlib import Path
 
 from typer.testing import CliRunner
 
 from app.cli.main import app
 from app.settings import get_settings, reset_settings_cache
 from tests.engine.envs.fake_release import FAKE_VERSION, fake_torch_index
+from tests.engine.sandbox.helpers import needs_bwrap
 
 runner = CliRunner()
 
@@ -69,3 +74,23 @@ def test_bisect_names_a_missing_release_and_how_to_get_it(tmp_path):
     repro.write_text("print('ok')\n")
     result = runner.invoke(app, ["bisect", str(repro), "--envs", "2.12.0,2.14.1"])
     assert result.exit_code == 2 and "scrub env add 2.12.0" in result.stderr
+
+
+@needs_bwrap
+def test_bisect_provision_fetches_a_missing_release_then_bisects_across_it(tmp_path, monkeypatch):
+    data = Path(tempfile.mkdtemp(prefix="scrub-env-cli-", dir="/var/tmp"))  # the sandbox hides /tmp
+    try:
+        monkeypatch.setenv("SCRUB_DATA_DIR", str(data))
+        monkeypatch.setenv("SCRUB_TORCH_INDEX_URL", fake_torch_index(tmp_path / "index"))
+        monkeypatch.setenv("SCRUB_ENV_INSTALLER", "pip")
+        monkeypatch.setenv("SCRUB_SANDBOX", "bwrap")
+        reset_settings_cache()
+        here = version("torch").split("+")[0]
+        repro = tmp_path / "repro.py"
+        repro.write_text("import torch\nassert not torch.__version__.startswith('1.'), torch.__version__\n")
+        result = runner.invoke(app, ["bisect", str(repro), "--envs", f"{FAKE_VERSION},{here}", "--provision", "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["summary"] == f"fixed in {here} (still fails in {FAKE_VERSION})"
+        assert f"provisioning torch=={FAKE_VERSION}" in result.stderr
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
