@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[1]
 # Copied from octokit/webhooks (MIT): see tests/fixtures/github/LICENSE and README.md.
-WEBHOOK_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "github" / "webhooks"
+WEBHOOK_FIXTURES = ROOT / "tests" / "fixtures" / "github" / "webhooks"
 
 
 @pytest.fixture
