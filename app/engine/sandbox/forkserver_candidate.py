@@ -62,7 +62,10 @@ def run_candidate(request, workdir, closing_fds):
         for fd in closing_fds:
             os.close(fd)
         timeout = float(request.get("timeout_s") or 60)
-        cpu = int(timeout) + 5
+        threads = request.get("threads")
+        if threads and "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(int(threads))  # no pool in the zygote: safe
+        cpu = int(timeout * max(1, threads or 1)) + 5
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
         reset_exit_handlers()
         os.chdir(workdir)
