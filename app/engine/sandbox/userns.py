@@ -48,7 +48,7 @@ def explain_failure(bwrap_said: str, sysctl_dir: Path = SYSCTL_DIR) -> str:
     if _sysctl("kernel.apparmor_restrict_unprivileged_userns", sysctl_dir) == "1":
         fixes.append("AppArmor restricts unprivileged user namespaces (Ubuntu 23.10 and later): "
                      "`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or give bwrap "
-                     "an AppArmor profile that allows `userns` (docs/sandbox.md, Troubleshooting)")
+                     "an AppArmor profile that allows `userns`")
     if _sysctl("user.max_user_namespaces", sysctl_dir) == "0":
         fixes.append("user namespaces are switched off: `sudo sysctl -w user.max_user_namespaces=10000`")
     if _sysctl("kernel.unprivileged_userns_clone", sysctl_dir) == "0":
@@ -62,7 +62,7 @@ def explain_failure(bwrap_said: str, sysctl_dir: Path = SYSCTL_DIR) -> str:
     said = " ".join(bwrap_said.split())[:300] or "no message"
     return ("the sandbox cannot start as an ordinary user: bubblewrap could not build its user "
             f"namespace ({said}). Fix: {'; or '.join(fixes)}. Running the worker as root works "
-            "too (it leases a sandbox uid per run instead).")
+            "too (it leases a sandbox uid per run instead). See docs/sandbox.md, Troubleshooting.")
 
 
 def check_user_namespaces(bwrap: str, sysctl_dir: Path = SYSCTL_DIR) -> None:
