@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from app.engine.sandbox.capture import CapturedOutput
-from app.engine.sandbox.environments import probe_interpreter
+from app.engine.sandbox.environments import minimal_cover, probe_interpreter
 from app.engine.sandbox.runner import ProcessResult, Sandbox, SandboxSpec
 
 MODES = ("root", "user")
@@ -68,27 +68,27 @@ def _closed_ancestor(path: str) -> str | None:
 
 
 _EXPOSE = (
-    # $1 stage dir, $2 closed dir, then the interpreter dirs until --, then the command.
-    'stage=$1; closed=$2; shift 2; i=0; set -e; '
-    'for d in "$@"; do [ "$d" = -- ] && break; mkdir -p "$stage/$i"; mount --bind "$d" "$stage/$i"; i=$((i+1)); done; '
-    'mount -t tmpfs -o mode=0755 scrub-test "$closed"; i=0; '
+    # $1 stage dir; the closed dirs until --; the dirs to show until --; the command.
+    'stage=$1; shift; set -e; closed=; '
+    'while [ "$1" != -- ]; do closed="$closed $1"; shift; done; shift; '
+    'i=0; for d in "$@"; do [ "$d" = -- ] && break; mkdir -p "$stage/$i"; mount --bind "$d" "$stage/$i"; i=$((i+1)); done; '
+    'for c in $closed; do mount -t tmpfs -o mode=0755 scrub-test "$c"; done; i=0; '
     'while [ "$1" != -- ]; do mkdir -p "$1"; mount --bind "$stage/$i" "$1"; mount -o remount,bind,ro "$1"; '
     'i=$((i+1)); shift; done; shift; exec "$@"'
 )
 
 
 def as_user_argv(command: Sequence[str], stage: str, uid: int = TEST_USER_UID) -> list[str]:
-    """`command` as an ordinary user (uid, no groups), with this interpreter visible to it.
-    `stage`: an empty directory the wrapper may mount on (in its own mount namespace)."""
+    """`command` as an ordinary user (uid, no groups), with this interpreter and the repository
+    visible to it. `stage`: an empty directory the wrapper may mount on (its own namespace)."""
     drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *command]
-    paths = probe_interpreter(sys.executable).paths
-    closed = sorted({c for c in map(_closed_ancestor, paths) if c})
-    if not closed:
+    wanted = minimal_cover([*probe_interpreter(sys.executable).paths, str(REPO)])
+    hidden = [path for path in wanted if _closed_ancestor(path)]
+    if not hidden:
         return drop
-    if len(closed) > 1:
-        pytest.fail(f"test harness: interpreter spread over several closed directories {closed}")
+    closed = sorted({_closed_ancestor(path) for path in hidden})
     return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", _EXPOSE, "sh",
-            stage, closed[0], *paths, "--", *drop]
+            stage, *closed, "--", *hidden, "--", *drop]
 
 
 def user_home(uid: int = TEST_USER_UID) -> str:
@@ -130,3 +130,22 @@ def run_in_mode(mode: str, source: str, spec: SandboxSpec, *, timeout_s: float,
     output = CapturedOutput(bytes.fromhex(reply["head"]), bytes.fromhex(reply["tail"]), reply["total_bytes"])
     return ProcessResult(reply["exit_code"], reply["signal"], reply["timed_out"], reply["duration_s"],
                          output, "cold", reply["leftovers_killed"])
+
+
+def main(command: Sequence[str]) -> int:
+    """`python -m tests.engine.sandbox.modes CMD...`: CMD as the unprivileged test user, in the
+    repository, with CI and SCRUB_TEST_* passed on and only user mode claimed (.ci/run as root)."""
+    if os.geteuid() != 0:
+        return subprocess.call(list(command))
+    home, stage = user_home(), tempfile.mkdtemp(prefix="scrub-test-stage-")
+    passed = {k: v for k, v in os.environ.items() if k == "CI" or k.startswith("SCRUB_TEST_")}
+    env = {**user_env(home), **passed, "SCRUB_TEST_SANDBOX_MODES": "user", "TMPDIR": home}
+    try:
+        return subprocess.call(as_user_argv(list(command), stage), env=env, cwd=REPO)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

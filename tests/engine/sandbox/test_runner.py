@@ -14,7 +14,7 @@ import pytest
 
 from app.engine.sandbox.capture import OutputBuffer
 from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec, UntrustedCodeRefused, run_sandboxed, sandbox_env
-from tests.engine.sandbox.helpers import DAEMON_SOURCE, marker, needs_bwrap, processes_with, spec
+from tests.engine.sandbox.helpers import DAEMON_SOURCE, marker, needs_bwrap, needs_root_mode, processes_with, spec
 from tests.engine.sandbox.modes import MODES, run_in_mode
 
 DEFAULT_TEST_UID_BASE = 430_000  # away from the default pool, which concurrent runs use
@@ -183,7 +183,7 @@ def test_segfault_is_reported_as_signal_with_fatal_error(mode):
     assert "Fatal Python error: Segmentation fault" in result.output.text()
 
 
-@needs_bwrap
+@needs_root_mode
 def test_concurrent_sandboxes_get_distinct_uids():
     seen: list[str] = []
     box = Sandbox(spec())
@@ -218,7 +218,7 @@ def test_output_buffer_keeps_head_and_tail():
     assert "6 bytes of output dropped" in out.text()
 
 
-@needs_bwrap
+@needs_root_mode
 def test_forked_allocations_are_bounded_by_the_memory_cgroup():
     from app.engine.sandbox.cgroups import own_cgroup_dir
 
