@@ -106,9 +106,13 @@ def user_env(home: str, **extra: str) -> dict[str, str]:
             "LANG": "C.UTF-8", "HOME": home, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1", **extra}
 
 
+_JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"'
+
+
 def run_in_mode(mode: str, source: str, spec: SandboxSpec, *, timeout_s: float,
-                argv: Sequence[str] = ()) -> ProcessResult:
-    """One cold run of `source` through the real sandbox, in `mode`."""
+                argv: Sequence[str] = (), join_cgroups: Sequence[str] = ()) -> ProcessResult:
+    """One cold run of `source` through the real sandbox, in `mode`. `join_cgroups`: (user mode
+    as root) `cgroup.procs` files the user's process starts in, as if delegated to it."""
     require_mode(mode)
     if mode == "root" or os.geteuid() != 0:
         box = Sandbox(spec)
@@ -118,7 +122,10 @@ def run_in_mode(mode: str, source: str, spec: SandboxSpec, *, timeout_s: float,
                "limits": spec.limits.__dict__, "threads": spec.threads}
     home, stage = user_home(), tempfile.mkdtemp(prefix="scrub-test-stage-")
     try:
-        done = subprocess.run(as_user_argv([sys.executable, str(DRIVER)], stage), input=json.dumps(request),
+        command = as_user_argv([sys.executable, str(DRIVER)], stage)
+        if join_cgroups:
+            command = ["/bin/sh", "-c", _JOIN, "sh", *join_cgroups, "--", *command]
+        done = subprocess.run(command, input=json.dumps(request),
                               capture_output=True, text=True, env=user_env(home), cwd="/",
                               timeout=timeout_s + 120)
     finally:

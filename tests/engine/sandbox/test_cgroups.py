@@ -11,6 +11,8 @@ import pytest
 
 from app.engine.sandbox import cgroups
 from app.engine.sandbox.cgroups import is_v2, sandbox_cgroups, v2_parent_dir
+from tests.engine.sandbox.helpers import needs_root_mode, spec
+from tests.engine.sandbox.modes import TEST_USER_UID, run_in_mode
 
 
 def fake_v2(tmp_path: Path, own: str, delegated: str = "cpu memory pids") -> tuple[Path, Path]:
@@ -86,3 +88,49 @@ def test_real_v1_groups_are_made_and_removed_on_this_host():
         memory = next(Path(p).parent for p in procs if "/memory/" in p)
         assert int((memory / "memory.limit_in_bytes").read_text()) == 64 << 20
     assert not any(Path(p).parent.exists() for p in procs)
+
+
+FORK_AND_ALLOCATE = """
+import os
+children = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        block = bytearray(150 * 1024 * 1024)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        os._exit(0)
+    children.append(pid)
+print("statuses", sorted(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in children))
+"""
+
+
+@needs_root_mode
+def test_forked_allocations_are_bounded_by_the_memory_cgroup():
+    if cgroups.v2_parent_dir() is None if is_v2() else cgroups.own_cgroup_dir("memory") is None:
+        pytest.skip("no writable memory cgroup here (v1 or v2)")
+    result = run_in_mode("root", FORK_AND_ALLOCATE, spec(memory_mb=1024, total_memory_mb=300), timeout_s=60)
+    text = result.output.text()
+    assert "statuses" in text and "-9" in text  # at least one child OOM-killed inside the group
+
+
+@needs_root_mode
+def test_user_mode_uses_a_delegated_cgroup_for_the_whole_sandboxs_memory():
+    """An ordinary user whose cgroup is delegated to them (here: v1 groups chowned to the test
+    uid, which the user's process starts in) gets the memory cgroup too, not rlimits only."""
+    bases = [cgroups.own_cgroup_dir(c) for c in ("memory", "pids")]
+    if is_v2() or None in bases:
+        pytest.skip("no writable cgroup v1 memory and pids hierarchies here")
+    delegated = [base / f"scrub-test-delegated-{os.getpid()}" for base in bases]
+    for group in delegated:
+        group.mkdir()
+        for path in (group, group / "cgroup.procs", group / "tasks"):
+            os.chown(path, TEST_USER_UID, TEST_USER_UID)
+    try:
+        result = run_in_mode("user", FORK_AND_ALLOCATE, spec(memory_mb=1024, total_memory_mb=300), timeout_s=60,
+                             join_cgroups=[str(group / "cgroup.procs") for group in delegated])
+    finally:
+        for group in delegated:
+            group.rmdir()
+    text = result.output.text()
+    assert "statuses" in text and "-9" in text, text  # a child OOM-killed inside the sandbox's group
