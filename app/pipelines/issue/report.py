@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.domain import ISSUE_STAGES
+from app.engine.verdict.signature import traceback_frames
 
 from app.engine.verdict import classify as verdicts
 from app.engine.report.render import (
@@ -75,6 +76,7 @@ def _comment(state: Json) -> str | None:
         source_author=repro.get("author"),
         minimized=(state.get("minimized") or {}).get("source"),
         flaky_ratio=reproduction.get("flaky_ratio"),
+        **_evidence(reproduction),
     )
     if found.get("first_changed") and found.get("oldest_outcome") is True:
         comment.fixed_in, comment.last_broken = found["first_changed"], found["last_unchanged"]
@@ -84,6 +86,26 @@ def _comment(state: Json) -> str | None:
         comment.different_error = reproduction.get("description")
         comment.reported_error = verdicts.describe_reported(state.get("reported"))
     return render_issue_comment(comment)
+
+
+def _evidence(reproduction: Json) -> Json:
+    """What the runs showed, for the comment: the failure, its frame in the repro, the counts."""
+    result = reproduction.get("result") or {}
+    interval = reproduction.get("interval")
+    frames = [f for f in traceback_frames(result.get("output_tail") or "") if f.path.endswith("repro.py")]
+    frame = f"repro.py, line {frames[-1].line}" + (f": {frames[-1].code}" if frames[-1].code else "") if frames else None
+    output = [line for line in (result.get("output_tail") or "").splitlines() if line.strip()]
+    now = None
+    if result.get("outcome") == "passed":
+        now = "the repro runs to completion" + (f"; its last output line is `{output[-1][:200].replace('`', chr(39))}`" if output else "")
+    return {
+        "observed": reproduction.get("description") if result.get("outcome") != "passed" else None,
+        "frame": frame,
+        "runs": int(reproduction.get("runs") or 0),
+        "failures": int(reproduction.get("reproduced") or 0),
+        "interval": tuple(interval) if interval else None,
+        "now": now,
+    }
 
 
 def publish_plan(state: Json) -> Json:
