@@ -102,9 +102,9 @@ class Sandbox:
     """Runs code per a `SandboxSpec`. Root mode leases a fresh uid per run (or per spawned
     process); user mode (not root) runs as the caller in a user namespace of bwrap's own."""
 
-    def __init__(self, spec: SandboxSpec, uids: UidPool | None = None, mode: SandboxMode | None = None):
+    def __init__(self, spec: SandboxSpec, uids: UidPool | None = None):
         self.spec = spec
-        self.mode: SandboxMode = mode or current_mode()
+        self.mode: SandboxMode = current_mode()  # never "user" as root: RLIMIT_NPROC would be void
         self._uids = uids
 
     @property
