@@ -14,7 +14,8 @@ EOF on stdin: kill every child and exit.
 
 Fork safety, as measured on torch 2.x:
 - the zygote imports and never computes in parallel: no OpenMP/MKL pool exists at fork time
-  (libgomp is not fork-safe once its pool exists). It runs torch single-threaded
+  (libgomp is not fork-safe once its pool exists). Its environment pins every thread pool to 1
+  (unpinned, numpy's OpenBLAS starts one at import), and it runs torch single-threaded
   (`set_num_threads(1)` sets, starts nothing) for its own preload and warm-up (the host's
   snippet, e.g. one `torch.compile` of a tiny module, so every child skips Dynamo's first-use
   setup, on tiny tensors); each child then sets the spec's thread count (`config["threads"]`,
@@ -174,7 +175,9 @@ def serve(config):
     for name in config.get("preload", []):
         module = importlib.import_module(name)
         if name == "torch":
-            child_threads = child_threads or module.get_num_threads()  # unpinned: torch's default
+            # unpinned: every CPU this sandbox may use (the zygote itself runs with the thread
+            # environment pinned to 1, so torch's own default here would be 1)
+            child_threads = child_threads or len(os.sched_getaffinity(0))
             module.set_num_threads(1)  # the zygote's own work: sets, starts no pool
             torch_version = module.__version__
     warmup_s, warmup_error = warm_up(config.get("warmup"))
@@ -219,6 +222,7 @@ def serve(config):
             else:
                 inherited = [c.output_fd for c in children.values() if c.output_fd is not None]
                 request["threads"] = child_threads
+                request["unpinned"] = config.get("threads") is None
                 child = start(request, [requests_fd, replies_fd, wake_r, wake_w, devnull, *inherited], candidate)
                 children[child.pid] = child
         reap(children, replies_fd, own_pid_namespace)

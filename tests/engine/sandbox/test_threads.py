@@ -69,5 +69,7 @@ def test_minimizer_candidates_run_unpinned_when_the_repro_passes_pinned(caplog):
         assert first.mode == "fork" and first.timed_out, first.output.text()
         later = warm(FORK_AFTER_PARALLEL.replace("child exit", "child status"), HANG_TIMEOUT_S)
         assert later.mode == "fork" and later.timed_out  # the next candidates stay unpinned
+        seen = warm("import os, torch\nprint(torch.get_num_threads(), os.environ.get('OMP_NUM_THREADS'))", 60)
+        assert seen.output.text().split() == [str(len(os.sched_getaffinity(0))), "None"]  # as a cold run
     finally:
         close()
