@@ -31,6 +31,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
+
+from app.engine.minimize.checks import CAST_PREFIX, INDEX, PATH_OPERATIONS, cast_of, check_operands, is_computed_index
 
 Operations = tuple[frozenset[str], ...]  # one set per compared operand, in order
 
@@ -52,38 +55,42 @@ NEUTRAL_BUILTINS = frozenset({
 
 
 def assert_operations(source: str, line: int) -> Operations | None:
-    """For each operand of the `assert` failing at `line`, the operations it depends on.
+    """For each operand of the check failing at `line`, the operations it depends on.
 
-    None when the statement at `line` is not an `assert` (then the rule does not apply).
+    None when no check (`checks.check_operands`) stops at `line` (then the rule does not apply).
     """
+    flow = check_dataflow(source, line)
+    return None if flow is None else flow.operations
+
+
+@dataclass(frozen=True)
+class CheckFlow:
+    """What a failing check compares: each operand's operations, and the data-path steps
+    (masks, indexing, casts: `checks.PATH_OPERATIONS`, `INDEX`, `cast:*`) feeding any operand."""
+
+    operations: Operations
+    path: frozenset[str]
+
+
+def check_dataflow(source: str, line: int) -> CheckFlow | None:
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assert)
-                      and node.lineno <= line <= (node.end_lineno or node.lineno)), None)
-    if statement is None:
+    operands = check_operands(tree, line)
+    if operands is None:
         return None
     flow = _Flow(tree)
-    return tuple(flow.operations(operand) for operand in _operands(statement.test))
+    traced = [flow.operations(operand) for operand in operands]
+    steps = frozenset().union(*traced)
+    path = frozenset(op for op in steps if op in PATH_OPERATIONS or op == INDEX or op.startswith(CAST_PREFIX))
+    return CheckFlow(tuple(frozenset(op for op in ops if op != INDEX and not op.startswith(CAST_PREFIX))
+                           for ops in traced), path)
 
 
 def operation_key(name: str) -> str:
     """`LayerNorm`, `layer_norm` -> `layernorm`: the module and functional forms of one op."""
     return name.replace("_", "").lower()
-
-
-def _operands(test: ast.expr) -> list[ast.expr]:
-    """What an assert compares: a check call's positional arguments, a comparison's sides."""
-    if isinstance(test, ast.UnaryOp):
-        return _operands(test.operand)
-    if isinstance(test, ast.BoolOp):
-        return [o for value in test.values for o in _operands(value)]
-    if isinstance(test, ast.Compare):
-        return [test.left, *test.comparators]
-    if isinstance(test, ast.Call) and test.args:
-        return list(test.args)
-    return [test]
 
 
 Key = tuple[int, str]  # (id of the scope binding it, name)
@@ -131,6 +138,8 @@ class _Flow:
                         self._parameters((id(scope), node.name), method, skip=1)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             named_calls.append(node)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            self.attributes.setdefault("grad", []).append(node.func.value)  # `w.grad` <- `loss.backward()`
         for target, value in _bindings(node):
             for bound in ast.walk(target):
                 if isinstance(bound, ast.Name) and isinstance(bound.ctx, ast.Store):
@@ -235,6 +244,8 @@ class _Flow:
             name = self._library_call(node)
             if name is not None and not name[0].isupper():
                 found.add(operation_key(name))
+            elif (cast := cast_of(node)) is not None:
+                found.add(cast)
             for construction in self._instances_called(node):
                 key = self._resolve(construction, construction.func.id) \
                     if isinstance(construction.func, ast.Name) else None
@@ -249,6 +260,8 @@ class _Flow:
             yield from self.results.get(self._resolve(node, node.id), ())  # type: ignore[arg-type]
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             yield from self.attributes.get(node.attr, ())
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and is_computed_index(node):
+            found.add(INDEX)
 
 
 def _callee_name(func: ast.expr, upper: bool = False) -> str | None:
