@@ -25,10 +25,33 @@ from __future__ import annotations
 import ast
 import re
 
+# Calls that make or convert data: they carry no bug of their own.
+NEUTRAL_CALLS = frozenset({
+    "randn", "rand", "randint", "randperm", "ones", "zeros", "empty", "full", "tensor", "as_tensor",
+    "from_numpy", "arange", "linspace", "logspace", "eye", "randn_like", "rand_like", "ones_like",
+    "zeros_like", "empty_like", "full_like", "Generator", "manual_seed", "seed", "no_grad",
+    "to", "float", "double", "half", "bfloat16", "int", "long", "bool", "cpu", "cuda", "clone",
+    "detach", "contiguous", "requires_grad_", "item", "tolist", "numpy", "device", "dtype",
+    "eval", "train",
+})
+# Python builtins, neutral only when called by their bare name (`x.sum()` is an operation).
+NEUTRAL_BUILTINS = frozenset({
+    "range", "len", "list", "tuple", "dict", "set", "zip", "enumerate", "print", "isinstance",
+    "getattr", "super", "str", "repr", "format", "sorted", "reversed", "min", "max", "abs", "sum",
+    "float", "int", "bool",
+})
 CHECK_OPERATIONS = frozenset({
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "any", "all", "allclose", "isclose",
     "equal", "eq", "ne", "lt", "le", "gt", "ge", "item", "numel", "size", "dim", "count_nonzero",
     "assertclose", "assertallclose", "assertequal", "asserttrue", "assertfalse", "assertlessequal",
+})
+# Calls that move data around or keep books: a side keeping only these computes nothing of the
+# original (`allclose(x.reshape(4), sdpa(q, k, v))` lost the custom attention).
+PLUMBING = frozenset({
+    "reshape", "view", "viewas", "transpose", "permute", "expand", "expandas", "unsqueeze", "squeeze",
+    "flatten", "unflatten", "chunk", "split", "cat", "concat", "stack", "contiguous", "repeat", "t",
+    "narrow", "select", "parseargs", "addargument", "namedparameters", "parameters", "product",
+    "items", "keys", "values", "append", "get", "perfcounter", "time", "zerograd", "step",
 })
 # Keyed like `dataflow.operation_key` (no underscores, lower case).
 PATH_OPERATIONS = frozenset({
@@ -36,6 +59,13 @@ PATH_OPERATIONS = frozenset({
     "scatteradd", "scatterreduce", "take", "takealongdim", "indexadd", "indexput", "indexcopy",
     "indexfill", "nonzero", "tril", "triu",
 })
+
+
+def computing(operations: frozenset[str]) -> frozenset[str]:
+    """The operations that compute something of a side: not the check's, not plumbing."""
+    return operations - CHECK_OPERATIONS - PLUMBING
+
+
 INDEX = "[index]"  # a subscript by a computed index: `x[mask]`, `logits[rows, labels]`
 CAST_PREFIX = "cast:"  # a cast that loses precision or range: `cast:float16`
 # Only narrowing casts carry bugs of their own (overflow, rounding); `.float()`, `.bool()`,
@@ -117,10 +147,10 @@ def _is_literal(node: ast.expr) -> bool:
 _NUMBER = r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
 _RATIO = re.compile(_NUMBER + r"\s*/\s*\d+")
 _PERCENT = re.compile(_NUMBER + r"\s*%")
-_COUNT_BEFORE = re.compile(_NUMBER + r"\s+(?:mismatch|differ|wrong|bad|incorrect|nan|inf|elements? differ)", re.I)
-_COUNT_AFTER = re.compile(r"(?:mismatch\w*|differ\w*|wrong|incorrect)\s*[:=]?\s*" + _NUMBER, re.I)
-_NAN = re.compile(r"(?<![\w.])nan(?![\w(])", re.I)
-_INF = re.compile(r"(?<![\w.])-?inf(?![\w(])", re.I)
+_COUNT_BEFORE = re.compile(_NUMBER + r"\s+(?:mismatch|differ|wrong|bad|incorrect|nan|inf|elements? differ)", re.IGNORECASE)
+_COUNT_AFTER = re.compile(r"(?:mismatch\w*|differ\w*|wrong|incorrect)\s*[:=]?\s*" + _NUMBER, re.IGNORECASE)
+_NAN = re.compile(r"(?<![\w.])nan(?![\w(])", re.IGNORECASE)
+_INF = re.compile(r"(?<![\w.])-?inf(?![\w(])", re.IGNORECASE)
 
 
 def value_meanings(message: str) -> frozenset[str]:

@@ -1,21 +1,20 @@
-"""What a failing `assert` tests: the computation each operand depends on, found statically.
+"""What a failing check tests: the computation each operand depends on, found statically.
 
-A messageless `AssertionError` says nothing about the bug; the computation feeding the check
-is the bug. `assert torch.allclose(fused(x), reference(x))` reduces to
-`assert torch.allclose(torch.randn([]), torch.ones(1))` with the same class, the same (empty)
-message and the same check, yet the buggy computation is gone: drift. So the oracle also
-requires (`FailureSignature.tests_the_same_computation`) that every operand of the failing
-assert which depended on an operation in the original still depends on one of the original's
-operations. An operation is a call of a library function that neither makes nor converts
-data (`var`, `layer_norm`, `exp`; not `randn`, `ones`, `to`), or of an instance of a library
-class (`nn.LayerNorm(d)(x)`, `self.norm(x)`; constructing it computes nothing), keyed case- and
-underscore-insensitively so `nn.LayerNorm` and `F.layer_norm` are the same operation.
+A failure message says little about the bug; the computation feeding the check is the bug.
+`assert torch.allclose(fused(x), reference(x))` reduces to
+`assert torch.allclose(torch.randn([]), torch.ones(1))` with the same class, message and check,
+yet the buggy computation is gone: drift. So the oracle also requires
+(`FailureSignature.tests_the_same_computation`) that each operand keeps some of its own
+operations. An operation is a call of a library function that neither makes nor converts data
+(`var`, `layer_norm`, `exp`; not `randn`, `ones`, `to`), or of an instance of a library class
+(`nn.LayerNorm(d)(x)`; constructing it computes nothing), keyed case- and underscore-
+insensitively so `nn.LayerNorm` and `F.layer_norm` are the same operation.
 
 Why per operand: "some operation survives somewhere" accepts `allclose(x.exp(), ones(1))` for a
-softmax bug (one side computes, the other is a constant); "both sides share an operation" rejects
-the hand-written minimum `allclose((x - x.mean()) / x.var().sqrt(), F.layer_norm(x, [4]))`,
-whose sides share only the input. Each side keeping a piece of the original computation is the
-weakest rule telling those apart. Tolerances (keyword arguments) are not operands.
+softmax bug; "both sides share an operation" rejects the hand-written minimum
+`allclose((x - x.mean()) / x.var().sqrt(), F.layer_norm(x, [4]))`. Tolerances are not operands.
+Besides operations, the flow records data-path steps (`checks`): computed subscripts, narrowing
+casts; `w.grad` flows from every `loss.backward()`.
 
 The analysis is a static over-approximation, cheap and deterministic:
 
@@ -33,32 +32,21 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.engine.minimize.checks import CAST_PREFIX, INDEX, PATH_OPERATIONS, cast_of, check_operands, is_computed_index
+from app.engine.minimize.checks import (
+    CAST_PREFIX,
+    INDEX,
+    NEUTRAL_BUILTINS,
+    NEUTRAL_CALLS,
+    PATH_OPERATIONS,
+    cast_of,
+    check_operands,
+    is_computed_index,
+)
 
 Operations = tuple[frozenset[str], ...]  # one set per compared operand, in order
 
-# Calls that make or convert data: they carry no bug of their own.
-NEUTRAL_CALLS = frozenset({
-    "randn", "rand", "randint", "randperm", "ones", "zeros", "empty", "full", "tensor", "as_tensor",
-    "from_numpy", "arange", "linspace", "logspace", "eye", "randn_like", "rand_like", "ones_like",
-    "zeros_like", "empty_like", "full_like", "Generator", "manual_seed", "seed", "no_grad",
-    "to", "float", "double", "half", "bfloat16", "int", "long", "bool", "cpu", "cuda", "clone",
-    "detach", "contiguous", "requires_grad_", "item", "tolist", "numpy", "device", "dtype",
-    "eval", "train",
-})
-# Python builtins, neutral only when called by their bare name (`x.sum()` is an operation).
-NEUTRAL_BUILTINS = frozenset({
-    "range", "len", "list", "tuple", "dict", "set", "zip", "enumerate", "print", "isinstance",
-    "getattr", "super", "str", "repr", "format", "sorted", "reversed", "min", "max", "abs", "sum",
-    "float", "int", "bool",
-})
-
-
 def assert_operations(source: str, line: int) -> Operations | None:
-    """For each operand of the check failing at `line`, the operations it depends on.
-
-    None when no check (`checks.check_operands`) stops at `line` (then the rule does not apply).
-    """
+    """For each operand of the check failing at `line` (None: no check there), its operations."""
     flow = check_dataflow(source, line)
     return None if flow is None else flow.operations
 
@@ -215,14 +203,21 @@ class _Flow:
         if isinstance(func, ast.Name):
             values = list(self._assigned(func))
         elif isinstance(func, ast.Attribute):
-            values = self.attributes.get(func.attr, [])
+            values = list(self.attributes.get(func.attr, []))
         else:
             values = [func]
-        for value in values:
+        seen: set[int] = set()
+        while values:
+            value = values.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
             while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
                    and value.func.attr in NEUTRAL_CALLS):  # `Model(d).to(dtype).eval()`
                 value = value.func.value
-            if isinstance(value, ast.Call) and _callee_name(value.func, upper=True):
+            if isinstance(value, ast.Name):  # passed on: `train(model)` -> `model = Model()`
+                values.extend(self._assigned(value))
+            elif isinstance(value, ast.Call) and _callee_name(value.func, upper=True):
                 yield value
 
     def _walk(self, node: ast.AST) -> Iterator[ast.AST]:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Any, Literal
 
-from app.engine.minimize.checks import CHECK_OPERATIONS, PATH_OPERATIONS, value_meanings
+from app.engine.minimize.checks import PATH_OPERATIONS, computing, value_meanings
 from app.engine.minimize.dataflow import Operations, check_dataflow
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.signature import mask_digits, parse_traceback, traceback_frames
@@ -80,12 +80,12 @@ class FailureSignature:
         """Each side of the check still computes part of what it did in the original.
 
         Some order of the candidate's operands (sides may swap) has, for every operand of the
-        original that computed something besides the check itself (`CHECK_OPERATIONS`), one of
-        those operations; and, if a data-path step (`path`) is gone, all of them but the
+        original that computed something (`checks.computing`: not the check itself, not
+        plumbing), one of the operations that set it apart from the other operands; and, if a data-path step (`path`) is gone, all of them but the
         data-path ones. Vacuous when the original's operands are unknown or only constructors
         (then there is no computation to lose). See `dataflow` and `checks`.
         """
-        mine = [ops - CHECK_OPERATIONS for ops in self.operations or ()]
+        mine = _distinct([computing(ops) for ops in self.operations or ()])
         if not any(mine):
             return True
         if other.operations is None or len(other.operations) < len(mine):
@@ -120,6 +120,15 @@ def signature_of(result: Any, source: str | None = None) -> FailureSignature | N
     if result.exit_code:
         return FailureSignature("exit", code=result.exit_code)
     return None
+
+
+def _distinct(sides: list[frozenset[str]]) -> list[frozenset[str]]:
+    """Each side's operations that the other sides do not compute too (the shared model, the
+    input's projection tell no side apart); a side with nothing of its own keeps them all."""
+    if len(sides) < 2:
+        return sides
+    shared = frozenset.intersection(*sides)
+    return [side - shared or side for side in sides]
 
 
 def _side_kept(original: frozenset[str], candidate: frozenset[str], whole: bool) -> bool:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.cilogs.archive import read_text_log
 from app.engine.cilogs import job
+from app.engine.cilogs.archive import read_text_log
 
 REAL_LOGS = Path(__file__).parent / "real_logs"
 
