@@ -32,6 +32,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from app.engine.minimize.bindings import argument, bindings, callee_name, returned
 from app.engine.minimize.checks import (
     CAST_PREFIX,
     INDEX,
@@ -115,20 +116,20 @@ class _Flow:
             inner = node
             self.parent[id(node)] = scope
             if not isinstance(node, ast.Lambda) and not in_class:  # methods: see ClassDef
-                self._add(self.results, (id(scope), node.name), _returned(node))
+                self._add(self.results, (id(scope), node.name), returned(node))
                 self._parameters((id(scope), node.name), node)
         elif isinstance(node, ast.ClassDef):
             for method in node.body:
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self._add(self.classes, (id(scope), node.name), _returned(method))
-                    self.attributes.setdefault(method.name, []).extend(_returned(method))
+                    self._add(self.classes, (id(scope), node.name), returned(method))
+                    self.attributes.setdefault(method.name, []).extend(returned(method))
                     if method.name == "__init__":  # `Model(a)` -> `__init__(self, a)`
                         self._parameters((id(scope), node.name), method, skip=1)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             named_calls.append(node)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
             self.attributes.setdefault("grad", []).append(node.func.value)  # `w.grad` <- `loss.backward()`
-        for target, value in _bindings(node):
+        for target, value in bindings(node):
             for bound in ast.walk(target):
                 if isinstance(bound, ast.Name) and isinstance(bound.ctx, ast.Store):
                     self._add(self.bindings, (id(scope), bound.id), [value])
@@ -191,7 +192,7 @@ class _Flow:
         yield from self.bindings.get(key, ())
         for callable_key, position in self.parameters.get(key, ()):
             for call in self.calls.get(callable_key, ()):  # the argument passed, not the call
-                yield from _argument(call, name.id, position)
+                yield from argument(call, name.id, position)
 
     def _instances_called(self, call: ast.Call) -> Iterator[ast.Call]:
         """The constructions (`nn.LayerNorm(d)`, `Model()`) whose instance `call` calls.
@@ -217,7 +218,7 @@ class _Flow:
                 value = value.func.value
             if isinstance(value, ast.Name):  # passed on: `train(model)` -> `model = Model()`
                 values.extend(self._assigned(value))
-            elif isinstance(value, ast.Call) and _callee_name(value.func, upper=True):
+            elif isinstance(value, ast.Call) and callee_name(value.func, upper=True):
                 yield value
 
     def _walk(self, node: ast.AST) -> Iterator[ast.AST]:
@@ -257,47 +258,3 @@ class _Flow:
             yield from self.attributes.get(node.attr, ())
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and is_computed_index(node):
             found.add(INDEX)
-
-
-def _callee_name(func: ast.expr, upper: bool = False) -> str | None:
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-    return name if name is not None and (not upper or name[:1].isupper()) else None
-
-
-def _argument(call: ast.Call, name: str, position: int | None) -> Iterator[ast.expr]:
-    """What `call` passes for parameter `name` (everything it passes, if that is unclear)."""
-    unclear = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
-    if unclear or position is None and not any(k.arg == name for k in call.keywords):
-        yield from call.args
-        yield from (keyword.value for keyword in call.keywords)
-        return
-    if position is not None and position < len(call.args):
-        yield call.args[position]
-    yield from (keyword.value for keyword in call.keywords if keyword.arg == name)
-
-
-def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.expr]:
-    """The values `function` itself returns or yields (not those of functions nested in it)."""
-    pending: list[ast.AST] = list(function.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)) and node.value is not None:
-            yield node.value
-        pending.extend(ast.iter_child_nodes(node))
-
-
-def _bindings(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
-    """(target, value) pairs for the statements and expressions that bind names."""
-    if isinstance(node, ast.Assign):
-        for target in node.targets:
-            yield target, node.value
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-        yield node.target, node.value
-    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-        yield node.target, node.iter
-    elif isinstance(node, ast.NamedExpr):
-        yield node.target, node.value
-    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-        yield node.optional_vars, node.context_expr
