@@ -6,7 +6,13 @@ import ast
 
 import pytest
 
-from app.engine.minimize.checks import cast_of, check_operands, computing, is_computed_index, value_meanings
+from app.engine.minimize.checks import (
+    cast_of,
+    check_operands,
+    computing,
+    is_computed_index,
+    value_meanings,
+)
 
 
 def _operands(source: str, line: int) -> list[str] | None:
