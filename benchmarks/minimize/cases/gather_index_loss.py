@@ -4,7 +4,7 @@ Source: shivamsaboo17/Overcoming-Catastrophic-forgetting-in-Neural-Networks#5 ("
 output[:, target] we will create a 100x100 matrix, instead of gathering the log-likelihoods
 100x1 that we desire"). Bug: `log_probs[:, targets]` picks every sample's log-probability of
 every target, not each sample's own; the mean hides the shape.
-Keep: log_softmax, targets], cross_entropy
+Keep: log_softmax, [index], cross_entropy
 """
 import argparse
 

@@ -4,7 +4,7 @@ Source: pytorch/pytorch#41508 ("nn.MultiheadAttention causes gradients to become
 some use cases") and #24816: a fully padded row is masked with -inf, its softmax is 0/0 = NaN,
 and although that row is left out of the loss, backward multiplies its NaN weights into the
 shared value projection's gradient.
-Keep: masked_fill, softmax, valid
+Keep: masked_fill, softmax, [index]
 """
 import math
 
