@@ -81,9 +81,10 @@ class FailureSignature:
 
         Some order of the candidate's operands (sides may swap) has, for every operand of the
         original that computed something (`checks.computing`: not the check itself, not
-        plumbing), one of the operations that set it apart from the other operands; and, if a data-path step (`path`) is gone, all of them but the
-        data-path ones. Vacuous when the original's operands are unknown or only constructors
-        (then there is no computation to lose). See `dataflow` and `checks`.
+        plumbing), one of the operations that set it apart from the other operands; and, if
+        a data-path step (`path`) is gone, all of them but the data-path ones. Vacuous when the
+        original's operands are unknown or only constructors (then there is no computation to
+        lose). See `dataflow` and `checks`.
         """
         mine = _distinct([computing(ops) for ops in self.operations or ()])
         if not any(mine):
