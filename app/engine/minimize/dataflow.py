@@ -59,6 +59,8 @@ class CheckFlow:
 
     operations: Operations
     path: frozenset[str]
+    # (mask or cast, the operation that consumes its result): `masked_fill` -> `softmax`
+    consumers: frozenset[tuple[str, str]] = frozenset()
 
 
 def check_dataflow(source: str, line: int) -> CheckFlow | None:
@@ -74,7 +76,7 @@ def check_dataflow(source: str, line: int) -> CheckFlow | None:
     steps = frozenset().union(*traced)
     path = frozenset(op for op in steps if op in PATH_OPERATIONS or op == INDEX or op.startswith(CAST_PREFIX))
     return CheckFlow(tuple(frozenset(op for op in ops if op != INDEX and not op.startswith(CAST_PREFIX))
-                           for ops in traced), path)
+                           for ops in traced), path, flow.consumers(path))
 
 
 def operation_key(name: str) -> str:
@@ -103,6 +105,12 @@ class _Flow:
         self.attributes: dict[str, list[ast.AST]] = {}  # `self.x = ...`, methods' results, by name
         self.calls: dict[Key, list[ast.Call]] = {}  # callable -> its call sites
         named_calls: list[ast.Call] = []
+        self.tree = tree
+        self.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        self.loads: dict[str, list[ast.Name]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                self.loads.setdefault(node.id, []).append(node)
         self._index(tree, tree, named_calls)
         for call in named_calls:
             key = self._resolve(call, call.func.id)  # type: ignore[attr-defined]
@@ -171,6 +179,32 @@ class _Flow:
                 for sub in self._walk(node):
                     pending.extend(self._feeding(sub, found))
         return frozenset(found)
+
+    def consumers(self, path: frozenset[str]) -> frozenset[tuple[str, str]]:
+        """For each mask or cast in `path`, the operations that take its result: the nearest
+        enclosing operation of the call, or of each read of the name it is assigned to."""
+        pairs: set[tuple[str, str]] = set()
+        for call in (node for node in ast.walk(self.tree) if isinstance(node, ast.Call)):
+            step = cast_of(call) or operation_key(self._library_call(call) or "")
+            if step not in path or step == INDEX:
+                continue
+            readers: list[ast.AST] = [call]
+            statement = self.parents.get(id(call))
+            if isinstance(statement, ast.Assign) and statement.value is call:
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        key = self._resolve(target, target.id)
+                        readers += [n for n in self.loads.get(target.id, ()) if self._resolve(n, n.id) == key]
+            pairs.update((step, op) for reader in readers if (op := self._consumer(reader)) and op != step)
+        return frozenset(pairs)
+
+    def _consumer(self, node: ast.AST) -> str | None:
+        parent = self.parents.get(id(node))
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.Call) and (name := self._library_call(parent)) and not name[0].isupper():
+                return operation_key(name)
+            parent = self.parents.get(id(parent))
+        return None
 
     def _library_call(self, call: ast.Call) -> str | None:
         """The name of the library function `call` calls, unless it is neutral or the program's."""

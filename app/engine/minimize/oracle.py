@@ -60,6 +60,7 @@ class FailureSignature:
     operations: Operations | None = None
     path: frozenset[str] = frozenset()  # masks, indexing, casts on the way to the check
     values: frozenset[str] = frozenset()  # what the message's printed values mean
+    consumers: frozenset[tuple[str, str]] = frozenset()  # (mask or cast, what takes its result)
 
     def matches(self, other: FailureSignature | None) -> bool:
         """Does `other` (a candidate's failure) reproduce this one?"""
@@ -74,7 +75,18 @@ class FailureSignature:
     def keeps_the_bug(self, other: FailureSignature) -> bool:
         """The same computation compared, on the same data path, with printed values meaning
         the same (a user's `--expect` gives only a message: no values to keep)."""
-        return self.tests_the_same_computation(other) and (self.partial or other.values == self.values)
+        return (self.tests_the_same_computation(other) and self.feeds_the_same_operations(other)
+                and (self.partial or other.values == self.values))
+
+    def feeds_the_same_operations(self, other: FailureSignature) -> bool:
+        """A mask or cast the candidate kept still feeds one of the operations it fed in the
+        original: `masked_fill` then `softmax` (0/0 on a fully masked row), not `masked_fill`
+        then a product with `-inf`."""
+        for step in self.path & other.path:
+            mine = {op for fed, op in self.consumers if fed == step}
+            if mine and not mine & {op for fed, op in other.consumers if fed == step}:
+                return False
+        return True
 
     def tests_the_same_computation(self, other: FailureSignature) -> bool:
         """Each side of the check still computes part of what it did in the original.
@@ -82,19 +94,20 @@ class FailureSignature:
         Some order of the candidate's operands (sides may swap) has, for every operand of the
         original that computed something (`checks.computing`: not the check itself, not
         plumbing), one of the operations that set it apart from the other operands; and, if
-        a data-path step (`path`) is gone, all of them but the data-path ones. Vacuous when the
+        a data-path step (`path`) is gone, all the operations it computed but the data-path ones. Vacuous when the
         original's operands are unknown or only constructors (then there is no computation to
         lose). See `dataflow` and `checks`.
         """
-        mine = _distinct([computing(ops) for ops in self.operations or ()])
+        full = [computing(ops) for ops in self.operations or ()]
+        mine = _distinct(full)
         if not any(mine):
             return True
         if other.operations is None or len(other.operations) < len(mine):
             return False
         whole = not self.path <= other.path
         orders = permutations(range(len(other.operations)), len(mine)) if len(mine) <= 4 else [range(len(mine))]
-        return any(all(_side_kept(side, other.operations[j], whole) for side, j in zip(mine, order))
-                   for order in orders)
+        return any(all(_side_kept(side, everything, other.operations[j], whole)
+                       for side, everything, j in zip(mine, full, order)) for order in orders)
 
     def describe(self) -> str:
         if self.kind == "exception":
@@ -132,10 +145,11 @@ def _distinct(sides: list[frozenset[str]]) -> list[frozenset[str]]:
     return [side - shared or side for side in sides]
 
 
-def _side_kept(original: frozenset[str], candidate: frozenset[str], whole: bool) -> bool:
-    if not original:
+def _side_kept(distinct: frozenset[str], everything: frozenset[str], candidate: frozenset[str], whole: bool) -> bool:
+    """One of the side's own operations kept; all it computed, if a data-path step is gone."""
+    if not distinct:
         return True
-    return original - PATH_OPERATIONS <= candidate if whole else bool(original & candidate)
+    return everything - PATH_OPERATIONS <= candidate if whole else bool(distinct & candidate)
 
 
 def failure_from_output(text: str, source: str | None = None) -> FailureSignature | None:
@@ -151,6 +165,7 @@ def failure_from_output(text: str, source: str | None = None) -> FailureSignatur
     return FailureSignature("exception", parsed.exception, message, site,
                             operations=flow.operations if flow else None,
                             path=flow.path if flow else frozenset(),
+                            consumers=flow.consumers if flow else frozenset(),
                             values=value_meanings(_message_block(text)))
 
 

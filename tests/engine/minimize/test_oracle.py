@@ -157,3 +157,38 @@ def test_a_nan_the_message_prints_must_stay_a_nan():
     original = _signature(RMSNORM, nan, line=5, library_frame=True)
     assert not original.matches(_signature(RMSNORM, CLOSE, line=5, library_frame=True))
     assert original.matches(_signature(RMSNORM, nan, line=5, library_frame=True))
+
+
+def test_a_kept_mask_must_still_feed_the_operation_it_fed():
+    """The benchmark's first run found this: the mask kept, the softmax gone, the NaN gradient
+    now from `-inf * value`. `masked_fill` fed `softmax` in the original; here it feeds nothing."""
+    original = _signature(MASKED, "non-finite gradient")
+    assert ("maskedfill", "softmax") in original.consumers
+    product = ("import torch\nv = torch.nn.Linear(2, 2)\nvalid = ~padding.all(1)\n"
+               'scores = torch.zeros(2, 2).masked_fill(padding, float("-inf"))\n'
+               "loss = torch.nn.functional.mse_loss((scores * v(x))[valid], target[valid])\n"
+               "loss.backward()\n"
+               'assert torch.isfinite(v.weight.grad).all(), "non-finite gradient"\n')
+    assert not original.matches(_signature(product, "non-finite gradient"))
+
+
+GATHER = """\
+import torch
+import torch.nn.functional as F
+model = torch.nn.Sequential(torch.nn.Linear(3, 2))
+logits = model(x)
+nll = -F.log_softmax(logits, -1)[:, targets].mean()
+assert torch.allclose(nll, F.cross_entropy(logits, targets))
+"""
+
+
+def test_a_wrong_index_does_not_shrink_to_a_different_mismatch():
+    original = _signature(GATHER)
+    assert original.path == {"[index]"}
+    # the benchmark's first run: the index gone, log_softmax and cross_entropy kept, the model not
+    unindexed = ("import torch\nimport torch.nn.functional as F\nlogits = torch.nn.Linear(1, 2)(x)\n"
+                 "assert torch.allclose(F.log_softmax(logits).mean(), F.cross_entropy(logits, y))\n")
+    assert not original.matches(_signature(unindexed))
+    kept = ("import torch\nimport torch.nn.functional as F\nlogits = torch.ones(2, 2)\n"
+            "assert torch.allclose(-F.log_softmax(logits, -1)[:, y].mean(), F.cross_entropy(logits, y))\n")
+    assert original.matches(_signature(kept))
