@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Any, Literal
 
-from app.engine.minimize.checks import PATH_OPERATIONS, computing, value_meanings
+from app.engine.minimize.checks import CHECK_OPERATIONS, PATH_OPERATIONS, computing, value_meanings
 from app.engine.minimize.dataflow import Operations, check_dataflow
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.signature import mask_digits, parse_traceback, traceback_frames
@@ -94,12 +94,14 @@ class FailureSignature:
         Some order of the candidate's operands (sides may swap) has, for every operand of the
         original that computed something (`checks.computing`: not the check itself, not
         plumbing), one of the operations that set it apart from the other operands; and, if
-        a data-path step (`path`) is gone, all the operations it computed but the data-path ones. Vacuous when the
+        a data-path step (`path`) is gone, every operation it called in the original (plumbing
+        included: the strict reading of "the comparison still involves the original's
+        operations"), the data-path ones aside. Vacuous when the
         original's operands are unknown or only constructors (then there is no computation to
         lose). See `dataflow` and `checks`.
         """
-        full = [computing(ops) for ops in self.operations or ()]
-        mine = _distinct(full)
+        full = [ops - CHECK_OPERATIONS for ops in self.operations or ()]
+        mine = _distinct([computing(ops) for ops in full])
         if not any(mine):
             return True
         if other.operations is None or len(other.operations) < len(mine):

@@ -192,3 +192,15 @@ def test_a_wrong_index_does_not_shrink_to_a_different_mismatch():
     kept = ("import torch\nimport torch.nn.functional as F\nlogits = torch.ones(2, 2)\n"
             "assert torch.allclose(-F.log_softmax(logits, -1)[:, y].mean(), F.cross_entropy(logits, y))\n")
     assert original.matches(_signature(kept))
+
+
+def test_a_dropped_index_needs_every_original_call_even_plumbing():
+    """The benchmark's second run: the model kept, so every computing operation survived, but
+    the `[:, targets]` index and its `unsqueeze` went: a different mismatch, rejected."""
+    source = GATHER.replace("nll = -F.log_softmax(logits, -1)[:, targets].mean()",
+                            "nll = (-F.log_softmax(logits, -1)[:, targets] + u.unsqueeze(1)).mean()")
+    original = _signature(source)
+    drifted = ("import torch\nimport torch.nn.functional as F\n"
+               "logits = torch.nn.Sequential(torch.nn.Linear(1, 2))(x)\n"
+               "assert torch.allclose(F.log_softmax(logits).mean(), F.cross_entropy(logits, y))\n")
+    assert not original.matches(_signature(drifted))
