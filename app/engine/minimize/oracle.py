@@ -13,8 +13,8 @@ the candidate must keep the bug, not only the exception (`keeps_the_bug`):
 - each side of the comparison keeps an operation it computed in the original (its own side;
   sides may swap): `assert torch.allclose(torch.randn([]), torch.ones(1))` keeps the check but
   not the bug, and is rejected;
-- the data-path steps to the failure (masks, indexing, narrowing casts) stay, unless every
-  side still computes everything it did in the original besides them;
+- the data-path steps to the failure (masks, indexing, narrowing casts) stay, and a mask or
+  cast still feeds an operation it fed (`masked_fill` -> `softmax`);
 - values the message prints keep their meaning (`checks.value_meanings`): a mismatch count
   stays non-zero, a NaN stays a NaN.
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Any, Literal
 
-from app.engine.minimize.checks import CHECK_OPERATIONS, PATH_OPERATIONS, computing, value_meanings
+from app.engine.minimize.checks import computing, value_meanings
 from app.engine.minimize.dataflow import Operations, check_dataflow
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.signature import mask_digits, parse_traceback, traceback_frames
@@ -89,27 +89,24 @@ class FailureSignature:
         return True
 
     def tests_the_same_computation(self, other: FailureSignature) -> bool:
-        """Each side of the check still computes part of what it did in the original.
+        """Each side of the check still computes part of what it did in the original, on the
+        same data path.
 
         Some order of the candidate's operands (sides may swap) has, for every operand of the
         original that computed something (`checks.computing`: not the check itself, not
-        plumbing), one of the operations that set it apart from the other operands; and, if
-        a data-path step (`path`) is gone, every operation it called in the original (plumbing
-        included: the strict reading of "the comparison still involves the original's
-        operations"), the data-path ones aside. Vacuous when the
-        original's operands are unknown or only constructors (then there is no computation to
-        lose). See `dataflow` and `checks`.
+        plumbing), one of the operations that set it apart from the other operands. Every
+        data-path step of the original (`path`: masks, computed indexes, narrowing casts) is
+        still on the candidate's path. Vacuous when the original's operands are unknown or
+        only constructors (then there is no computation to lose). See `dataflow`, `checks`.
         """
-        full = [ops - CHECK_OPERATIONS for ops in self.operations or ()]
-        mine = _distinct([computing(ops) for ops in full])
-        if not any(mine):
+        mine = _distinct([computing(ops) for ops in self.operations or ()])
+        if not any(mine) and not self.path:
             return True
-        if other.operations is None or len(other.operations) < len(mine):
+        if other.operations is None or len(other.operations) < len(mine) or not self.path <= other.path:
             return False
-        whole = not self.path <= other.path
         orders = permutations(range(len(other.operations)), len(mine)) if len(mine) <= 4 else [range(len(mine))]
-        return any(all(_side_kept(side, everything, other.operations[j], whole)
-                       for side, everything, j in zip(mine, full, order)) for order in orders)
+        return any(all(not side or side & other.operations[j] for side, j in zip(mine, order))
+                   for order in orders)
 
     def describe(self) -> str:
         if self.kind == "exception":
@@ -145,13 +142,6 @@ def _distinct(sides: list[frozenset[str]]) -> list[frozenset[str]]:
         return sides
     shared = frozenset.intersection(*sides)
     return [side - shared or side for side in sides]
-
-
-def _side_kept(distinct: frozenset[str], everything: frozenset[str], candidate: frozenset[str], whole: bool) -> bool:
-    """One of the side's own operations kept; all it computed, if a data-path step is gone."""
-    if not distinct:
-        return True
-    return everything - PATH_OPERATIONS <= candidate if whole else bool(distinct & candidate)
 
 
 def failure_from_output(text: str, source: str | None = None) -> FailureSignature | None:
