@@ -96,6 +96,14 @@ def restart(session: Session, run: Run) -> None:
     session.add(queries.touch(run))
 
 
+def strand(database: Database, run_id: int) -> None:
+    """Put a requeued run back as running with an expired lease (it could not be enqueued)."""
+    with database.session() as session:
+        session.exec(update(Run).where(col(Run.id) == run_id, col(Run.status) == RunStatus.queued)  # type: ignore[call-overload]
+                     .values(status=RunStatus.running, lease_owner="reaper", lease_expires_at=utcnow()))
+        session.commit()
+
+
 @dataclass(frozen=True)
 class Reaped:
     run_id: int

@@ -42,7 +42,9 @@ def get_app(request: Request, repo: None, body: Any) -> Response:
 def get_user(request: Request, repo: None, body: Any) -> Response:
     if getattr(request.state, "auth_kind", "") == "installation":
         return error(403, "Resource not accessible by integration")
-    return JSONResponse(user_json(request.app.state.fake.user_login))
+    fake = request.app.state.fake
+    token = request.headers.get("authorization", "").partition(" ")[2].strip()
+    return JSONResponse(user_json(fake.oauth_tokens.get(token, fake.user_login)))
 
 
 def create_token(fake: "FakeGitHub"):
@@ -69,7 +71,7 @@ def get_installation(request: Request, repo: RepoState, body: Any) -> Response:
 def get_repo(request: Request, repo: RepoState, body: Any) -> Response:
     return JSONResponse({"full_name": repo.full_name, "name": repo.full_name.split("/")[1],
                          "owner": user_json(repo.full_name.split("/")[0]),
-                         "default_branch": repo.default_branch, "private": False})
+                         "default_branch": repo.default_branch, "private": repo.private})
 
 
 # -- issues, comments, labels -------------------------------------------------------------
@@ -179,6 +181,18 @@ def remove_label(request: Request, repo: RepoState, body: Any) -> Response:
         return error(404, "Label does not exist")
     issue["labels"] = [label for label in issue["labels"] if label["name"] != name]
     return JSONResponse(issue["labels"])
+
+
+_LEGACY_LEVEL = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
+
+
+def collaborator_permission(request: Request, repo: RepoState, body: Any) -> Response:
+    """Like GitHub: a collaborator's level; anyone else reads a public repo, and nothing of a
+    private one. `permission` is the legacy coarse level, `role_name` the role."""
+    user = _p(request, "user")
+    role = repo.permissions.get(user.lower()) or ("none" if repo.private else "read")
+    return JSONResponse({"permission": _LEGACY_LEVEL.get(role, "none"), "role_name": role,
+                         "user": user_json(user)})
 
 
 def check_collaborator(request: Request, repo: RepoState, body: Any) -> Response:
