@@ -67,6 +67,26 @@ QUEUES = (DEFAULT_QUEUE, CPU_QUEUE, GPU_QUEUE)
 ISSUE_STAGES = ("fetch", "select", "triage", "review", "reproduce", "bisect", "minimize", "report", "publish")
 
 
+def parse_environments(spec: str | dict[str, str] | None, default_python: str) -> dict[str, str]:
+    """`"2.11=/envs/a/bin/python,2.13=/envs/b/bin/python"` (or a dict) -> {label: python}, in order.
+
+    Empty input means `default_python` under the label `local`. A malformed entry raises
+    ValueError naming it (settings validation shows it; the engine wraps it).
+    """
+    if isinstance(spec, dict):
+        envs = {str(k).strip(): str(v).strip() for k, v in spec.items()}
+    else:
+        envs = {}
+        for item in filter(None, (part.strip() for part in (spec or "").split(","))):
+            label, sep, python = item.partition("=")
+            if not sep or not label.strip() or not python.strip():
+                raise ValueError(f"environment entry {item!r} is not LABEL=PYTHON")
+            envs[label.strip()] = python.strip()
+    if any(not label or not python for label, python in envs.items()):
+        raise ValueError("environment labels and interpreter paths must be non-empty")
+    return envs or {"local": default_python}
+
+
 # --- `/scrub` commands ----------------------------------------------------------------------
 
 COMMANDS = ("approve", "retry", "bisect", "minimize")
