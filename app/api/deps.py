@@ -52,12 +52,12 @@ def get_viewer(request: Request, services: Annotated[Services, Depends(get_servi
 
 
 async def get_actor(request: Request, services: Annotated[Services, Depends(get_services)]) -> Viewer:
-    """Who asks to change something: CSRF-checked unless it is a bearer token; signed in."""
+    """Who asks to change something: signed in (401), and CSRF-checked unless by bearer token (403)."""
     viewer = services.people.viewer(request)
-    if viewer.via != "token":
-        await csrf.check(request, services.settings)
     if not viewer.signed_in:
         raise HTTPException(401, "sign in to do this", headers={"WWW-Authenticate": "Bearer"})
+    if viewer.via != "token":
+        await csrf.check(request, services.settings)
     return viewer
 
 
