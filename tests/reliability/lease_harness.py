@@ -69,3 +69,36 @@ def wait_for(what: str, probe: Callable[[], T | None], log: Path | None = None, 
         time.sleep(0.1)
     tail = log.read_text(errors="replace")[-4000:] if log and log.exists() else ""
     raise AssertionError(f"gave up waiting for {what}\n{tail}")
+
+
+# -- webhooks, the way GitHub sends them --------------------------------------------------------
+FENCE = "```"
+UNTRUSTED_BODY = f"{FENCE}python\nimport os\nos.system('echo hi')\nraise RuntimeError('boom')\n{FENCE}\nRuntimeError: boom"
+
+
+def labeled_payload(repo: str, number: int, label: str = "scrub") -> bytes:
+    """`issues.labeled` for `repo#number` (the example payload, retargeted)."""
+    import json
+
+    from tests.conftest import WEBHOOK_FIXTURES
+
+    payload = json.loads((WEBHOOK_FIXTURES / "issues" / "labeled.payload.json").read_text())
+    payload["label"]["name"] = label
+    payload["issue"]["number"] = number
+    payload["issue"]["html_url"] = f"https://github.com/{repo}/issues/{number}"
+    owner, name = repo.split("/")
+    payload["repository"]["full_name"], payload["repository"]["name"] = repo, name
+    payload["repository"]["owner"]["login"] = owner
+    return json.dumps(payload).encode()
+
+
+def post_webhook(base: str, secret: str, event: str, body: bytes, delivery: str | None = None):
+    import uuid
+
+    import httpx
+
+    from app.github.webhooks import sign
+
+    headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+               "X-Hub-Signature-256": sign(secret, body), "Content-Type": "application/json"}
+    return httpx.post(f"{base}/webhooks/github", content=body, headers=headers, timeout=60)
