@@ -40,7 +40,8 @@ def serve(
     with_worker: Annotated[bool, typer.Option("--worker/--no-worker", help="Also start a Celery worker on all queues.")] = True,
     concurrency: Annotated[int, typer.Option("-c", "--concurrency", help="Processes of that worker.")] = 2,
     insecure_no_login: Annotated[bool, typer.Option(
-        "--insecure-no-login", help="Serve a non-loopback --host without OAuth: anyone who reaches it may approve runs.")] = False,
+        "--insecure-no-login", envvar="SCRUB_INSECURE_NO_LOGIN",
+        help="Serve a non-loopback --host without OAuth: anyone who reaches it may approve runs.")] = False,
 ) -> None:
     """Migrate, start a worker process on all queues, and serve the API and status page."""
     import uvicorn
