@@ -94,3 +94,53 @@ def test_kill_minus_nine_on_redis_and_postgres(tmp_path, redis_server, postgres_
         kill_minus_nine_and_resume(tmp_path, database, settings, env)
     finally:
         database.dispose()
+
+
+def restart_mid_run(tmp_path, database: Database, settings: Settings, env: dict[str, str], restart) -> None:
+    """A run held in its `work` stage while `restart()` bounces a server; then it must finish."""
+    log, hold = tmp_path / "workers.log", tmp_path / "go"
+    run_id = held_run(database, str(hold))
+    worker = start(["worker", "-c", "1"], env, log)
+    try:
+        CeleryEnqueuer(create_celery(settings)).run_pipeline(run_id)
+        wait_for("the work stage to start", lambda: ("work", "running", 1) in stage_rows(database, run_id), log)
+        restart()
+        hold.touch()
+        wait_for("the run to finish", lambda: _status_or_none(database, run_id) in ("succeeded", "failed"), log)
+        assert status(database, run_id) == "succeeded", log.read_text()[-4000:]
+        assert [s for s, st, _ in stage_rows(database, run_id) if st == "done"] == ["greet", "work", "report"]
+    finally:
+        stop_group(worker)
+
+
+def _status_or_none(database: Database, run_id: int) -> str | None:
+    try:
+        return status(database, run_id)
+    except Exception:  # the database is still coming back
+        return None
+
+
+@pytest.mark.services
+def test_a_postgres_restart_mid_run(tmp_path, own_postgres, redis_server):
+    upgrade(own_postgres.url)
+    data = tmp_path / "data"
+    settings = Settings(data_dir=data, database_url=own_postgres.url, broker_url=redis_server)
+    database = Database(own_postgres.url)
+    env = scrub_env(data, database_url=own_postgres.url, broker_url=redis_server, **FAST_LEASES)
+    try:
+        restart_mid_run(tmp_path, database, settings, env, own_postgres.restart)
+    finally:
+        database.dispose()
+
+
+@pytest.mark.services
+def test_a_redis_restart_mid_run(tmp_path, own_redis, postgres_url):
+    upgrade(postgres_url)
+    data = tmp_path / "data"
+    settings = Settings(data_dir=data, database_url=postgres_url, broker_url=own_redis.url)
+    database = Database(postgres_url)
+    env = scrub_env(data, database_url=postgres_url, broker_url=own_redis.url, **FAST_LEASES)
+    try:
+        restart_mid_run(tmp_path, database, settings, env, own_redis.restart)
+    finally:
+        database.dispose()
