@@ -70,3 +70,45 @@ def test_twenty_concurrent_deliveries_for_one_issue_make_one_run_and_one_comment
     finally:
         stop_group(serve)
         database.dispose()
+
+
+ISSUES = 200
+
+
+def test_three_workers_two_hundred_issues_each_delivered_twice(tmp_path, fake_github, redis_server, postgres_url):
+    """One API, three `scrub worker` processes, one Redis, one Postgres: every issue gets one
+    run and one comment, though each label arrives twice at once (two deliveries)."""
+    upgrade(postgres_url)
+    database = Database(postgres_url)
+    for number in range(1, ISSUES + 1):
+        fake_github.add_issue(REPO, number, title=f"bug {number}", body=UNTRUSTED_BODY, user="stranger")
+    port, log = free_port(), tmp_path / "services.log"
+    env = scrub_env(tmp_path / "data", database_url=postgres_url, broker_url=redis_server, webhook_secret=SECRET,
+                    github_token="t", github_api_url=fake_github.url)
+    processes = [start(["serve", "--port", str(port), "--no-worker"], env, log)]
+    try:
+        wait_for_port(port, processes[0])
+        processes += [start(["worker", "-c", "1"], env, log) for _ in range(3)]
+        base = f"http://127.0.0.1:{port}"
+        bodies = [labeled_payload(REPO, n) for n in range(1, ISSUES + 1) for _ in range(2)]
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(lambda body: post_webhook(base, SECRET, "issues", body), bodies))
+        assert all(a.status_code in (200, 202) for a in answers), [a.text for a in answers if a.status_code >= 300][:3]
+
+        def all_waiting():
+            with database.session() as session:
+                statuses = [r.status for r in session.exec(select(Run).where(Run.repo == REPO))]
+            return len(statuses) == ISSUES and all(s == "awaiting_approval" for s in statuses)
+
+        wait_for("every run to ask for approval", all_waiting, log, bound_s=600)
+        with database.session() as session:
+            issues = [r.issue for r in session.exec(select(Run).where(Run.repo == REPO))]
+        assert sorted(issues) == list(range(1, ISSUES + 1))  # one run per issue, none twice
+        wait_for("every comment", lambda: all(fake_github.comments(REPO, n) for n in range(1, ISSUES + 1)), log)
+        counts = {n: len(fake_github.comments(REPO, n)) for n in range(1, ISSUES + 1)}
+        assert set(counts.values()) == {1}, {n: c for n, c in counts.items() if c != 1}
+        assert len(fake_github.writes_to("POST", "/comments")) == ISSUES
+    finally:
+        for process in processes:
+            stop_group(process)
+        database.dispose()
