@@ -45,6 +45,8 @@ def _iso(value: Any) -> str | None:
 
 @router.get("/runs")
 def list_runs(session: SessionDep, services: ServicesDep, viewer: ViewerDep, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+    if not viewer.signed_in and not services.settings.public_read:
+        raise HTTPException(401, "sign in to see runs", headers={"WWW-Authenticate": "Bearer"})
     runs = queries.list_runs(session, min(max(limit, 1), 500), max(offset, 0))
     return [run_json(run) for run in runs if services.people.can_read(viewer, run)]
 

@@ -24,6 +24,9 @@ from app.db.models import Run, RunStatus, StageEvent, utcnow
 from app.db.session import Database
 
 LOST = "worker lost"
+# A run left running without a lease by a worker from before leases existed: no task may run
+# longer than the hard time limit (46 minutes), so after an hour it is surely stranded.
+UNLEASED_STRANDED_AFTER = timedelta(hours=1)
 
 
 def aware(moment: datetime | None) -> datetime | None:
@@ -32,9 +35,14 @@ def aware(moment: datetime | None) -> datetime | None:
 
 
 def is_stranded(run: Run, now: datetime | None = None) -> bool:
-    """Running, but its worker stopped renewing the lease."""
+    """Running, but its worker stopped renewing the lease (or never had one, long ago)."""
+    now = now or utcnow()
+    if run.status != RunStatus.running:
+        return False
     expires = aware(run.lease_expires_at)
-    return run.status == RunStatus.running and expires is not None and expires < (now or utcnow())
+    if expires is None:
+        return (aware(run.updated_at) or now) < now - UNLEASED_STRANDED_AFTER
+    return expires < now
 
 
 def claim(database: Database, run_id: int, owner: str, lease_s: float) -> bool:
@@ -114,9 +122,11 @@ class Reaped:
 def reap(database: Database, max_attempts: int, now: datetime | None = None) -> list[Reaped]:
     """Requeue (or fail) every run whose lease expired; the caller enqueues the requeued ones."""
     now = now or utcnow()
+    unleased_before = now - UNLEASED_STRANDED_AFTER
     with database.session() as session:
-        expired = list(session.exec(select(Run).where(
-            col(Run.status) == RunStatus.running, col(Run.lease_expires_at).is_not(None), col(Run.lease_expires_at) < now)))
+        expired = list(session.exec(select(Run).where(col(Run.status) == RunStatus.running, or_(
+            col(Run.lease_expires_at) < now,
+            and_(col(Run.lease_expires_at).is_(None), col(Run.updated_at) < unleased_before)))))
     reaped = []
     for run in expired:
         outcome = _reap_one(database, run, max_attempts, now)
@@ -135,10 +145,11 @@ def _reap_one(database: Database, run: Run, max_attempts: int, now: datetime) ->
                       error=f"{LOST} {attempts} times (SCRUB_MAX_ATTEMPTS={max_attempts}); retry to run it again")
     else:
         values.update(status=RunStatus.queued)
+    same_lease = (col(Run.lease_expires_at) < now) if run.lease_expires_at is not None else and_(
+        col(Run.lease_expires_at).is_(None), col(Run.updated_at) == run.updated_at)
     with database.session() as session:
         result = session.exec(update(Run).where(  # type: ignore[call-overload]
-            col(Run.id) == run.id, col(Run.status) == RunStatus.running,
-            col(Run.lease_owner) == run.lease_owner, col(Run.lease_expires_at) < now).values(**values))
+            col(Run.id) == run.id, col(Run.status) == RunStatus.running, same_lease).values(**values))
         if result.rowcount != 1:  # renewed, finished or reaped by someone else meanwhile
             session.rollback()
             return None

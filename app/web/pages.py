@@ -66,7 +66,9 @@ def _unreadable(request: Request, viewer: Viewer, what: str) -> Response:
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
-def runs_page(request: Request, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> HTMLResponse:
+def runs_page(request: Request, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> Response:
+    if not viewer.signed_in and not services.settings.public_read:
+        return _unreadable(request, viewer, "runs")
     runs = [run for run in queries.list_runs(session, limit=200) if services.people.can_read(viewer, run)]
     active = any(run.status not in FINISHED for run in runs)
     return _page(request, "runs.html", {"runs": runs, "refresh": REFRESH_SECONDS if active else None}, viewer)

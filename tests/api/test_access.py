@@ -177,7 +177,8 @@ def test_public_read_off_needs_a_login_for_everything(fake_github, tmp_path):
 
     with TestClient(create_app(settings, enqueuer=RecordingEnqueuer())) as client:
         assert client.get(f"/api/v1/runs/{run.id}").status_code == 401
-        assert client.get("/api/v1/runs").json() == []
+        assert client.get("/api/v1/runs").status_code == 401
+        assert client.get("/", follow_redirects=False).headers["location"] == "/login?next=/"
         assert client.get("/healthz").status_code == 200  # stays open
     database.dispose()
 

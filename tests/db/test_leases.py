@@ -144,3 +144,21 @@ def test_the_migration_keys_existing_runs_and_keeps_only_the_newest_active_dupli
         rows = connection.exec_driver_sql("SELECT id, status, active_key FROM run ORDER BY id").fetchall()
     assert rows == [(1, "succeeded", "issue:o/r#1"), (2, "running", None), (3, "queued", "issue:o/r#1")]
     engine.dispose()
+
+
+def test_a_run_left_running_before_leases_existed_is_stranded_after_an_hour(database):
+    run = new_run(database)
+    with database.session() as session:
+        stored = session.get(Run, run.id)
+        stored.status, stored.updated_at = "running", utcnow() - timedelta(minutes=30)
+        session.add(stored)
+        session.commit()
+    assert leases.reap(database, max_attempts=3) == [] and not leases.is_stranded(load(database, run.id))
+    with database.session() as session:
+        stored = session.get(Run, run.id)
+        stored.updated_at = utcnow() - timedelta(hours=2)
+        session.add(stored)
+        session.commit()
+    assert leases.is_stranded(load(database, run.id))
+    [reaped] = leases.reap(database, max_attempts=3)
+    assert reaped.requeued and load(database, run.id).status == "queued"
