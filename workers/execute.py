@@ -75,21 +75,16 @@ def execute_run(run_id: int, services: WorkerServices) -> str:
         owner=owner,
         heartbeat=heartbeat,
     )
-    release = True
     try:
         with heartbeat:
             return _execute(run, ctx, services)
     except LeaseLost as exc:
         log.warning("%s; stopping", exc)
         return "lease lost"
-    except Exception as exc:
-        # A transient error keeps the lease until it expires: the task's retry or the reaper
-        # resumes the run, whichever claims it first.
-        release = not is_transient(exc)
-        raise
     finally:
-        if release:
-            leases.release(services.database, run_id, owner)
+        # Also after a transient error: the task's retry claims the unleased run; were that
+        # retry lost too, the reaper takes an unleased running run after an hour.
+        leases.release(services.database, run_id, owner)
 
 
 def _execute(run: Run, ctx: LeasedRunContext, services: WorkerServices) -> str:

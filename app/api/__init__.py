@@ -36,7 +36,9 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
         yield
         services.ingest_executor.shutdown(wait=True)
 
-    app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan)
+    # With people signing in, nothing but the webhook, health (and metrics) is open: no schema pages.
+    closed = {"docs_url": None, "redoc_url": None, "openapi_url": None} if settings.oauth_configured else {}
+    app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan, **closed)
     app.state.services = services
     for router in (health.router, webhooks.router, login.router, runs.router, pages.router):
         app.include_router(router)

@@ -24,8 +24,9 @@ from app.db.models import Run, RunStatus, StageEvent, utcnow
 from app.db.session import Database
 
 LOST = "worker lost"
-# A run left running without a lease by a worker from before leases existed: no task may run
-# longer than the hard time limit (46 minutes), so after an hour it is surely stranded.
+# A run left running without a lease: by a worker from before leases existed (no task may run
+# longer than the hard time limit, 46 minutes), or after a transient error whose retry message
+# was lost. After an hour it is surely stranded.
 UNLEASED_STRANDED_AFTER = timedelta(hours=1)
 
 
@@ -87,10 +88,11 @@ def holds(database: Database, run_id: int, owner: str) -> bool:
 
 
 def release(database: Database, run_id: int, owner: str) -> None:
+    """Let the lease go (`updated_at` moves on: an unleased running run is reaped an hour later)."""
     with database.session() as session:
         session.exec(  # type: ignore[call-overload]
             update(Run).where(col(Run.id) == run_id, col(Run.lease_owner) == owner)
-            .values(lease_owner=None, lease_expires_at=None)
+            .values(lease_owner=None, lease_expires_at=None, updated_at=utcnow())
         )
         session.commit()
 

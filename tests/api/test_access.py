@@ -180,6 +180,7 @@ def test_public_read_off_needs_a_login_for_everything(fake_github, tmp_path):
         assert client.get("/api/v1/runs").status_code == 401
         assert client.get("/", follow_redirects=False).headers["location"] == "/login?next=/"
         assert client.get("/healthz").status_code == 200  # stays open
+        assert client.get("/openapi.json").status_code == 404 and client.get("/docs").status_code == 404
     database.dispose()
 
 

@@ -77,3 +77,23 @@ def test_a_cancel_stops_the_pipeline_before_its_next_stage(database, settings, e
     assert execute_run(run.id, services(database, settings, enqueuer, stages)) == "lease lost"
     assert ran == ["first"]
     assert load(database, run.id).status == "cancelled"  # not overwritten by the worker
+
+
+def test_after_a_transient_error_the_retry_can_claim_the_run(database, settings, enqueuer):
+    attempts = []
+
+    def flaky(ctx, state):
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionError("github unreachable")
+        return StageResult()
+
+    run = new_run(database)
+    svc = services(database, settings, enqueuer, [Stage("flaky", flaky)])
+    try:
+        execute_run(run.id, svc)
+    except ConnectionError:
+        pass
+    stored = load(database, run.id)
+    assert (stored.status, stored.lease_owner) == ("running", None)  # for the task's retry
+    assert execute_run(run.id, svc) == "succeeded" and len(attempts) == 2
