@@ -74,6 +74,9 @@ def check_exposure(settings: Settings, host: str, insecure_no_login: bool) -> No
         raise typer.Exit(2)
     if settings.oauth_configured:
         typer.echo("GitHub login is on: the status page and the API need a signed-in user or an API token", err=True)
+        if not settings.public_url:
+            typer.echo("warning: SCRUB_PUBLIC_URL is not set: forms are accepted only from a loopback address "
+                       "and the OAuth callback follows the Host header; set it to the URL people use", err=True)
         return
     if not is_loopback(host) and not insecure_no_login:
         typer.echo(
