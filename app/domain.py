@@ -45,6 +45,16 @@ class StageStatus(StrEnum):
 STAGE_FINISHED = frozenset({StageStatus.done, StageStatus.skipped})
 
 
+@dataclass(frozen=True)
+class StageSummary:
+    """A stage's latest event as the run report's execution log shows it."""
+
+    stage: str
+    status: str
+    summary: str = ""
+    duration_s: float | None = None
+
+
 class RunKind(StrEnum):
     issue = "issue"  # scrub an issue (label or /scrub command)
     ci_ingest = "ci_ingest"  # read a failed workflow run's logs

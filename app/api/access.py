@@ -34,7 +34,7 @@ from app.settings import Settings
 log = logging.getLogger(__name__)
 PERMISSION_TTL_S = 60.0
 VISIBILITY_TTL_S = 300.0
-WRITE_LEVELS = frozenset({"admin", "write", "maintain"})
+WRITE_LEVELS = frozenset({"admin", "maintain", "write"})  # role names; a custom role is refused
 LOCAL_USER = "status page"  # how local mode signs what it does (`approved_by`)
 
 

@@ -17,7 +17,17 @@ from app.db import queries
 from app.db.models import FINISHED, Run, RunStatus, StageEvent, utcnow
 
 State = dict[str, Any]
+
+
+def _seconds(event: StageEvent) -> float | None:
+    if event.started_at is None or event.ended_at is None:
+        return None
+    started, ended = event.started_at, event.ended_at
+    if (started.tzinfo is None) != (ended.tzinfo is None):  # SQLite returns naive values
+        started, ended = started.replace(tzinfo=None), ended.replace(tzinfo=None)
+    return round((ended - started).total_seconds(), 3)
 from app.db.session import Database
+from app.domain import StageSummary
 from app.db.signatures import DbSignatureStore
 
 LOG_ARTIFACT = "log"
@@ -60,6 +70,13 @@ class DbRunContext:
             for event in queries.stage_events(session, self.run_id):
                 latest[event.stage] = event
         return {name: dict(e.output or {}) for name, e in latest.items() if e.status in ("done", "skipped")}
+
+    def stage_summaries(self) -> list[StageSummary]:
+        with self.database.session() as session:
+            latest: dict[str, StageEvent] = {}
+            for event in queries.stage_events(session, self.run_id):
+                latest[event.stage] = event
+        return [StageSummary(e.stage, e.status, e.summary or "", _seconds(e)) for e in latest.values()]
 
     def stage_started(self, stage: str) -> None:
         with self.database.session() as session:

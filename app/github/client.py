@@ -128,7 +128,6 @@ class GitHubClient:
                 raise
 
     def permission(self, repo: str, username: str) -> str:
-        """GitHub's coarse level: `admin`, `write` (maintain too), `read` (triage too) or `none`."""
         gh, owner, name = self._gh(repo)
         with _api():
             try:
@@ -137,7 +136,7 @@ class GitHubClient:
                 if exc.response.status_code == 404:
                     return "none"
                 raise
-        return str(data.get("permission") or "none")
+        return str(data.get("role_name") or data.get("permission") or "none")
 
     def is_private(self, repo: str) -> bool:
         gh, owner, name = self._gh(repo)

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from app.domain import SignatureStore
+from app.domain import SignatureStore, StageSummary
 from app.pipelines.base import DEFAULT_QUEUE, State
 from app.settings import Settings
 
@@ -41,6 +41,11 @@ class MemoryRunContext:
 
     def completed_stages(self) -> dict[str, State]:
         return {r.stage: r.output for r in self.stages if r.status in ("done", "skipped")}
+
+    def stage_summaries(self) -> list[StageSummary]:
+        latest = {r.stage: r for r in self.stages}
+        return [StageSummary(r.stage, r.status, r.summary, round(r.ended - r.started, 3) if r.ended else None)
+                for r in sorted(latest.values(), key=lambda r: r.started)]
 
     def stage_started(self, stage: str) -> None:
         self.stages.append(StageRecord(stage, "running", started=time.time()))

@@ -183,16 +183,14 @@ def remove_label(request: Request, repo: RepoState, body: Any) -> Response:
     return JSONResponse(issue["labels"])
 
 
-_LEGACY_LEVEL = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
-
-
-def collaborator_permission(request: Request, repo: RepoState, body: Any) -> Response:
-    """Like GitHub: a collaborator's level; anyone else reads a public repo, and nothing of a
-    private one. `permission` is the legacy coarse level, `role_name` the role."""
-    user = _p(request, "user")
-    role = repo.permissions.get(user.lower()) or ("none" if repo.private else "read")
-    return JSONResponse({"permission": _LEGACY_LEVEL.get(role, "none"), "role_name": role,
-                         "user": user_json(user)})
+def get_permission(request: Request, repo: RepoState, body: Any) -> Response:
+    """GitHub's answer: `permission` is the legacy level (triage reads as "read"),
+    `role_name` the role; a non-collaborator has "read" of a public repository, "none" of a private one."""
+    login = _p(request, "user")
+    outsider = "none" if repo.private else "read"  # a private repository shows strangers nothing
+    role = repo.roles.get(login.lower(), "write" if login.lower() in repo.collaborators else outsider)
+    legacy = {"maintain": "write", "triage": "read"}.get(role, role)
+    return JSONResponse({"permission": legacy, "role_name": role, "user": {"login": login}})
 
 
 def check_collaborator(request: Request, repo: RepoState, body: Any) -> Response:

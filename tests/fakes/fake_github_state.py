@@ -39,7 +39,7 @@ class RepoState:
     issues: dict[int, Json] = field(default_factory=dict)
     comments: dict[int, list[Json]] = field(default_factory=dict)  # issue number -> comments
     collaborators: set[str] = field(default_factory=set)
-    permissions: dict[str, str] = field(default_factory=dict)  # login -> admin|maintain|write|triage|read
+    roles: dict[str, str] = field(default_factory=dict)  # login -> admin/maintain/write/triage/read
     private: bool = False
     runs: dict[int, Json] = field(default_factory=dict)  # run id -> latest attempt's run
     run_attempts: dict[tuple[int, int], Json] = field(default_factory=dict)
@@ -125,16 +125,12 @@ class FakeGitHubState:
             r.issues[number]["comments"] = len(r.comments[number])
             return comment
 
-    def add_collaborator(self, repo: str, login: str, permission: str = "write") -> None:
-        """A collaborator with `permission` (admin, maintain, write, triage or read)."""
+    def add_collaborator(self, repo: str, login: str, role: str = "write") -> None:
         with self.lock:
-            r = self.add_repo(repo)
-            r.collaborators.add(login.lower())
-            r.permissions[login.lower()] = permission
-
-    def set_private(self, repo: str, private: bool = True) -> None:
-        with self.lock:
-            self.add_repo(repo).private = private
+            state = self.add_repo(repo)
+            state.collaborators.add(login.lower())
+            state.roles[login.lower()] = role
+    private: bool = False
 
     def add_workflow_run(
         self, repo: str, run_id: int | None = None, *, name: str = "CI",
