@@ -130,7 +130,11 @@ class FakeGitHubState:
             state = self.add_repo(repo)
             state.collaborators.add(login.lower())
             state.roles[login.lower()] = role
-    private: bool = False
+
+    def set_private(self, repo: str, private: bool = True) -> None:
+        """Make `repo` private: strangers get permission "none" and `private: true`."""
+        with self.lock:
+            self.add_repo(repo).private = private
 
     def add_workflow_run(
         self, repo: str, run_id: int | None = None, *, name: str = "CI",
