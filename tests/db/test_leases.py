@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import select
 
 from app.db import commands, leases, queries
 from app.db.models import Run, StageEvent, utcnow
@@ -162,3 +163,18 @@ def test_a_run_left_running_before_leases_existed_is_stranded_after_an_hour(data
     assert leases.is_stranded(load(database, run.id))
     [reaped] = leases.reap(database, max_attempts=3)
     assert reaped.requeued and load(database, run.id).status == "queued"
+
+
+def test_opening_a_ci_run_while_one_of_its_signature_is_active_opens_none(database):
+    from app.db.models import FailureSignature
+    from app.db.signatures import DbSignatureStore
+
+    fingerprint = "a" * 64
+    active = new_run(database, kind="ci_failure", issue=None, params={"fingerprint": fingerprint})
+    with database.session() as session:
+        session.add(FailureSignature(repo="o/r", fingerprint=fingerprint, count=2))
+        session.commit()
+    store = DbSignatureStore(database)
+    assert store.open_ci_run("o/r", fingerprint, target="t", params={"fingerprint": fingerprint}) is None
+    with database.session() as session:
+        assert [r.id for r in session.exec(select(Run).where(Run.kind == "ci_failure"))] == [active.id]
