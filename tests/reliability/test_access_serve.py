@@ -21,7 +21,8 @@ REPO = "Codertocat/Hello-World"
 def site(tmp_path, fake_github):
     fake_github.oauth_client_id, fake_github.oauth_client_secret = "client-1", "oauth-secret"
     fake_github.add_collaborator(REPO, "wanda", "write")
-    fake_github.add_collaborator(REPO, "reed", "triage")
+    fake_github.add_collaborator(REPO, "reed", "read")
+    fake_github.add_collaborator(REPO, "Codertocat", "triage")  # who labels (the example payload's sender)
     port, log = free_port(), tmp_path / "serve.log"
     base = f"http://127.0.0.1:{port}"
     env = scrub_env(tmp_path / "data", webhook_secret=SECRET, github_token="t", github_api_url=fake_github.url,

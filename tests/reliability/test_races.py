@@ -40,6 +40,7 @@ def test_twenty_concurrent_deliveries_for_one_issue_make_one_run_and_one_comment
 ):
     upgrade(postgres_url)
     database = Database(postgres_url)
+    fake_github.add_collaborator(REPO, "Codertocat", "triage")  # the labeler: the label counts
     fake_github.add_issue(REPO, 1, title="bug", body=UNTRUSTED_BODY, user="stranger")
     port, log = free_port(), tmp_path / "serve.log"
     env = scrub_env(tmp_path / "data", database_url=postgres_url, broker_url=redis_server, webhook_secret=SECRET,
@@ -80,6 +81,7 @@ def test_three_workers_two_hundred_issues_each_delivered_twice(tmp_path, fake_gi
     run and one comment, though each label arrives twice at once (two deliveries)."""
     upgrade(postgres_url)
     database = Database(postgres_url)
+    fake_github.add_collaborator(REPO, "Codertocat", "triage")
     for number in range(1, ISSUES + 1):
         fake_github.add_issue(REPO, number, title=f"bug {number}", body=UNTRUSTED_BODY, user="stranger")
     port, log = free_port(), tmp_path / "services.log"
