@@ -139,6 +139,11 @@ class GitHubClient:
                 raise
         return str(data.get("role_name") or data.get("permission") or "none")
 
+    def is_private(self, repo: str) -> bool:
+        gh, owner, name = self._gh(repo)
+        with _api():
+            return bool(gh.rest.repos.get(owner, name).json().get("private", True))
+
     def create_comment(self, repo: str, number: int, body: str) -> Json:
         gh, owner, name = self._gh(repo)
         with _api():

@@ -205,7 +205,9 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, "/_blobs/{key}", "GET", h.get_blob(fake), auth="none"),
         route(fake, "/_fake/writes", "GET", h.list_writes(fake), auth="none"),
     ]
-    app = Starlette(routes=routes)
+    from tests.fakes.fake_github_oauth import oauth_routes
+
+    app = Starlette(routes=routes + oauth_routes(fake))
     app.state.fake = fake
     return app
 
