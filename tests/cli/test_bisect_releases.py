@@ -25,7 +25,7 @@ from app.settings import get_settings, reset_settings_cache
 from tests.engine.sandbox.helpers import needs_bwrap
 
 # Provisioning 2.14.1 on a machine without it took 2.5-7 min here (pytest-timeout is 300 s by default).
-pytestmark = [pytest.mark.torch, needs_bwrap, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.torch, pytest.mark.timeout(1800)]
 
 NEW, OLD = "2.14.1", "2.13.0"
 POLAR = '''import torch
@@ -56,6 +56,7 @@ def releases(monkeypatch):
     return folder
 
 
+@needs_bwrap
 def test_bisect_finds_the_release_that_fixed_it(releases, tmp_path):
     repro = tmp_path / "repro.py"
     repro.write_text(POLAR)
@@ -67,6 +68,7 @@ def test_bisect_finds_the_release_that_fixed_it(releases, tmp_path):
     assert out["probes"][NEW] == "passed"
 
 
+@needs_bwrap
 def test_the_issue_pipeline_says_it_no_longer_reproduces_and_where_it_stopped(releases, tmp_path):
     body = (f"{FENCE}python\n{POLAR}{FENCE}\n\n{FENCE}\nTraceback (most recent call last):\n"
             f"AttributeError: module 'torch.linalg' has no attribute 'polar'\n{FENCE}")
