@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from app.api.deps import ServicesDep, SessionDep
@@ -17,7 +20,7 @@ router = APIRouter(prefix="/api/v1")
 
 def run_json(run: Run) -> dict[str, Any]:
     return {
-        **run.model_dump(include={"id", "kind", "repo", "issue", "target", "trigger", "status", "verdict", "queue", "error", "params"}),
+        **run.model_dump(include={"id", "kind", "repo", "issue", "target", "trigger", "status", "verdict", "queue", "error", "params", "title"}),
         **{name: _iso(getattr(run, name)) for name in ("created_at", "updated_at", "started_at", "ended_at")},
     }
 
@@ -63,6 +66,19 @@ def approve_run(run_id: int, session: SessionDep, services: ServicesDep, next: s
     return _act(run_id, session, services, lambda run: commands.approve(session, run, "status page"), next)
 
 
+@router.post("/runs/{run_id}/reject")
+async def reject_run(request: Request, run_id: int, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
+    """Cancel a run awaiting approval. `reason`: a form field (the status page) or query parameter."""
+    form = parse_qs((await request.body()).decode("utf-8", "replace")) if _is_form(request) else {}
+    reason = (form.get("reason") or [request.query_params.get("reason") or ""])[0]
+    reject = lambda run: commands.reject(session, run, "status page", reason)  # noqa: E731
+    return await run_in_threadpool(_act, run_id, session, services, reject, next)
+
+
+def _is_form(request: Request) -> bool:
+    return request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded")
+
+
 @router.post("/runs/{run_id}/retry")
 def retry_run(run_id: int, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
     return _act(run_id, session, services, lambda run: commands.retry(session, run), next)
@@ -72,11 +88,13 @@ def _act(run_id: int, session: Any, services: Any, action: Any, next_page: str |
     run = session.get(Run, run_id)
     if run is None:
         raise HTTPException(404, f"run {run_id} not found")
+    before = run.status
     outcome = action(run)
+    changed = run.status != before
     session.commit()
     if outcome.enqueue_on:
         services.enqueuer.run_pipeline(run_id, outcome.enqueue_on)
     if next_page and next_page.startswith("/") and not next_page.startswith("//"):
         return RedirectResponse(next_page, status_code=303)
-    status_code = 202 if outcome.enqueue_on else 409
+    status_code = 202 if outcome.enqueue_on else 200 if changed else 409
     return JSONResponse({"message": outcome.message, "run_id": run_id, "queued": bool(outcome.enqueue_on)}, status_code)

@@ -13,6 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.api.deps import Services, ServicesDep
 from app.db import queries
+from app.db.run_list import title_of
 from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, repo_of, route, verify_signature
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ def _record(
         if active is not None:
             decision = Ignore(f"run {active.id} is already {active.status} for this issue")
         else:
-            run_id = queries.create_run(session, **asdict(decision)).id
+            run_id = queries.create_run(session, **asdict(decision), title=title_of(payload)).id
         queries.set_delivery_outcome(session, delivery_id, outcome_of(decision, run_id), run_id)
         session.commit()
         return decision, run_id

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from app.db import queries
-from app.db.models import Run
+from app.db.models import Run, utcnow
 from app.domain import DEFAULT_QUEUE, FINISHED, FORCE_FLAGS, HELP_TEXT, Command, CommandRequest, RunStatus, parse_command
 
-__all__ = ["HELP_TEXT", "Command", "CommandRequest", "Outcome", "apply_command", "approve", "parse_command", "rerun_from", "retry"]
+__all__ = ["HELP_TEXT", "Command", "CommandRequest", "Outcome", "apply_command", "approve", "parse_command", "reject", "rerun_from", "retry"]
 
 @dataclass(frozen=True)
 class Outcome:
@@ -39,6 +39,18 @@ def approve(session: Session, run: Run, user: str) -> Outcome:
         return Outcome(f"run {run.id} is {run.status}, not awaiting approval", run.id)
     run.params = {**(run.params or {}), "approved_by": user}
     return _requeue(session, run, f"run {run.id} approved by {user}")
+
+
+def reject(session: Session, run: Run, user: str, reason: str) -> Outcome:
+    """Cancel a run that waits for approval, with the reason on the run (its `error`)."""
+    if run.status != RunStatus.awaiting_approval:
+        return Outcome(f"run {run.id} is {run.status}, not awaiting approval", run.id)
+    reason = " ".join(reason.split())[:500] or "no reason given"
+    run.status, run.ended_at = RunStatus.cancelled, utcnow()
+    run.error = f"rejected by {user}: {reason}"
+    run.params = {**(run.params or {}), "rejected_by": user}
+    session.add(queries.touch(run))
+    return Outcome(f"run {run.id} rejected by {user}", run.id)
 
 
 def retry(session: Session, run: Run) -> Outcome:

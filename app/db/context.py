@@ -19,6 +19,7 @@ from app.db.models import FINISHED, Run, RunStatus, StageEvent, utcnow
 State = dict[str, Any]
 from app.db.session import Database
 from app.db.signatures import DbSignatureStore
+from app.db.run_list import title_of
 
 LOG_ARTIFACT = "log"
 _LOG_LIMIT = 200_000  # characters of run log kept; older lines are dropped first
@@ -74,6 +75,11 @@ class DbRunContext:
                 event = StageEvent(run_id=self.run_id, stage=stage, status=status)
             event.status, event.summary, event.output, event.ended_at = status, summary, output, utcnow()
             session.add(event)
+            title = title_of(output or {})
+            run = session.get(Run, self.run_id) if title else None
+            if run is not None and not run.title:
+                run.title = title  # a run created before its issue was fetched learns its title now
+                session.add(run)
             session.commit()
         self.log(f"stage {stage}: {status}" + (f" ({summary})" if summary else ""))
         spawned = [int(run_id) for run_id in (output or {}).get("spawned_runs") or []]

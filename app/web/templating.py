@@ -1,0 +1,48 @@
+"""The status page's Jinja environment and response headers, shared by its route modules.
+
+Everything shown comes from untrusted sources (issue text, repro output, CI logs): templates
+autoescape, markup is only ever built by `app.web.render`, and the Content-Security-Policy
+allows only this site's own stylesheet and script, so markup that slipped through could still
+not run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader
+
+from app.web import display
+
+HERE = Path(__file__).parent
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def _templates() -> Jinja2Templates:
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
+    env.filters.update(display.FILTERS)
+    return Jinja2Templates(env=env)
+
+
+templates = _templates()
+
+
+def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
+    return templates.TemplateResponse(request, name, context, status_code=status_code, headers=SECURITY_HEADERS)
+
+
+def fragment(request: Request, name: str, context: dict[str, Any]) -> str:
+    """A template rendered to a string (what the live updates send)."""
+    return templates.get_template(name).render({"request": request, **context})
