@@ -15,7 +15,7 @@ from workers.enqueue import Enqueuer
 
 def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastAPI:
     """`enqueuer` defaults to Celery on the configured broker; tests pass a recording one."""
-    from app.api import health, runs, webhooks
+    from app.api import health, metrics, runs, webhooks
     from app.web import pages
 
     if enqueuer is None:
@@ -33,7 +33,7 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
 
     app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan)
     app.state.services = services
-    for router in (health.router, webhooks.router, runs.router, pages.router):
+    for router in (health.router, metrics.router, webhooks.router, runs.router, pages.router):
         app.include_router(router)
     app.mount("/static", pages.static_files, name="static")
     return app

@@ -86,9 +86,17 @@ def reproduce(settings: Any, source: str, reported: Json | None, label: str | No
         "flaky_ratio": ratio,
         "runs": len(runs),
         "reproduced": seen.count(verdicts.REPRODUCES),
+        "outcomes": _counts(r["outcome"] for r in runs),  # each sandboxed run's outcome (for /metrics)
         "result": first,
         "description": verdicts.describe(first),
     }
+
+
+def _counts(values: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[str(value)] = counts.get(str(value), 0) + 1
+    return counts
 
 
 def probe(settings: Any, source: str, reported: Json | None, label: str) -> bool:
