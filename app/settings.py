@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     phase_pr_s: float = Field(300.0, gt=0)
     # Whether this worker may bind GPU device nodes into the sandbox (repro-gpu hosts only).
     gpu: bool = False
+    # Service logs: `json` lines, `console` lines, or `auto` (console in a terminal, else JSON).
+    log_format: Literal["auto", "json", "console"] = "auto"
+    log_level: str = "INFO"
 
     @field_validator("environments")
     @classmethod

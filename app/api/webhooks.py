@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import json
 import logging
 from dataclasses import asdict
 
 from fastapi import APIRouter, Request
+from structlog.contextvars import bind_contextvars
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -41,8 +44,11 @@ async def github_webhook(request: Request, services: ServicesDep) -> JSONRespons
         return _reply(400, "bad_request", detail="body is not valid JSON")
     if not isinstance(payload, dict):
         return _reply(400, "bad_request", detail="body is not a JSON object")
+    bind_contextvars(delivery_id=delivery_id[:100])  # this request's log lines (app.logs)
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(services.ingest_executor, ingest, services, delivery_id[:100], event[:100], payload)
+    work = functools.partial(ingest, services, delivery_id[:100], event[:100], payload)
+    # An executor thread does not inherit contextvars: run it in a copy of this context.
+    return await loop.run_in_executor(services.ingest_executor, contextvars.copy_context().run, work)
 
 
 def ingest(services: Services, delivery_id: str, event: str, payload: dict) -> JSONResponse:
@@ -52,10 +58,20 @@ def ingest(services: Services, delivery_id: str, event: str, payload: dict) -> J
         log.exception("delivery %s (%s) could not be routed", delivery_id, event)
         decision = Ignore("unroutable payload")
     try:
-        return _record_and_enqueue(services, delivery_id, event, payload, decision)
+        response = _record_and_enqueue(services, delivery_id, event, payload, decision)
+        log.info("webhook %s: %s", event, _status_of(response),
+                 extra={"gh_event": event, "action": payload.get("action"), "http_status": response.status_code})
+        return response
     except SQLAlchemyError:
         log.exception("delivery %s not recorded", delivery_id)
         return _reply(503, "unavailable", detail="database unavailable; redeliver later")
+
+
+def _status_of(response: JSONResponse) -> str:
+    try:
+        return str(json.loads(bytes(response.body)).get("status"))
+    except ValueError:
+        return ""
 
 
 def _record_and_enqueue(

@@ -45,8 +45,9 @@ def serve(
 
     from app.api import create_app
 
-    migrate()
     settings = get_settings()
+    _configure_logs(settings)
+    migrate()
     if not settings.webhook_secret:
         typer.echo("SCRUB_WEBHOOK_SECRET is not set: webhooks will be refused until it is", err=True)
     worker_process = _start_worker(settings, concurrency) if with_worker else None
@@ -54,7 +55,8 @@ def serve(
     gc.freeze()  # what startup built lives forever: keep it out of the collector's passes
     _exit_cleanly_on_sigterm()
     try:
-        uvicorn.run(api, host=host, port=port, log_level="info", access_log=False)
+        # log_config=None: uvicorn's loggers (the access log included) go through app.logs.
+        uvicorn.run(api, host=host, port=port, log_level=settings.log_level.lower(), access_log=True, log_config=None)
     finally:
         if worker_process is not None:
             _stop(worker_process)
@@ -74,7 +76,22 @@ def worker(
     if unknown or not names:
         raise typer.BadParameter(f"unknown queue(s) {', '.join(unknown) or '(none)'}; queues are {', '.join(QUEUES)}")
     settings.ensure_data_dir()
+    _configure_logs(settings, loglevel)
     create_celery(settings).worker_main(worker_argv(settings, names, concurrency, loglevel))
+
+
+def _configure_logs(settings: Settings, level: str | None = None) -> None:
+    """Structured logs (app.logs); Celery is told to leave logging as configured here."""
+    from celery.signals import setup_logging
+
+    from app.logs import configure
+
+    configure(settings.log_format, level or settings.log_level)
+    setup_logging.connect(_keep_logging, weak=False)
+
+
+def _keep_logging(**_: object) -> None:
+    """A `setup_logging` receiver: its presence stops Celery from replacing our handlers."""
 
 
 def _start_worker(settings: Settings, concurrency: int) -> subprocess.Popen:

@@ -10,8 +10,11 @@ is recorded as done.
 
 from __future__ import annotations
 
+import logging
 from functools import cached_property
 from typing import Any, Callable
+
+from structlog.contextvars import bind_contextvars, unbind_contextvars
 
 from app.db import queries
 from app.db.models import FINISHED, Run, RunStatus, StageEvent, utcnow
@@ -21,6 +24,7 @@ from app.db.session import Database
 from app.db.signatures import DbSignatureStore
 from app.db.run_list import title_of
 
+log = logging.getLogger(__name__)
 LOG_ARTIFACT = "log"
 _LOG_LIMIT = 200_000  # characters of run log kept; older lines are dropped first
 
@@ -63,6 +67,8 @@ class DbRunContext:
         return {name: dict(e.output or {}) for name, e in latest.items() if e.status in ("done", "skipped")}
 
     def stage_started(self, stage: str) -> None:
+        bind_contextvars(stage=stage)  # on every log line until the stage finishes (app.logs)
+        log.info("stage %s started", stage, extra={"run_id": self.run_id})
         with self.database.session() as session:
             attempt = queries.next_attempt(session, self.run_id, stage)
             session.add(StageEvent(run_id=self.run_id, stage=stage, status="running", attempt=attempt))
@@ -82,6 +88,8 @@ class DbRunContext:
                 session.add(run)
             session.commit()
         self.log(f"stage {stage}: {status}" + (f" ({summary})" if summary else ""))
+        log.info("stage %s %s", stage, status, extra={"run_id": self.run_id, "status": status, "summary": summary[:500]})
+        unbind_contextvars("stage")
         spawned = [int(run_id) for run_id in (output or {}).get("spawned_runs") or []]
         if status == "done" and spawned and self._on_spawned:
             # Once: a stage recorded as done never runs again, so neither does this.

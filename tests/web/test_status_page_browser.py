@@ -7,8 +7,10 @@ come from here (docs/screenshots/).
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -73,6 +75,24 @@ def test_run_list_shows_titles_filters_search_and_links(page, site, screenshots)
     page.goto(site.url + "/?status=awaiting_approval")
     assert page.eval_on_selector_all("table.runs tbody tr", "trs => trs.map(tr => tr.dataset.run)") == [str(waiting)]
     assert page.errors == []
+
+
+def test_the_server_logs_json_lines_with_the_access_log(page, site):
+    page.goto(site.url + "/?q=logged")
+    deadline = time.monotonic() + 10
+    while not (access := [line for line in json_lines(site.log) if "/?q=logged" in line.get("event", "")]):
+        assert time.monotonic() < deadline, site.log.read_text()[-2000:]
+        time.sleep(0.1)
+    assert access[0]["logger"] == "uvicorn.access" and " 200" in access[0]["event"]
+    assert {"run_id", "delivery_id", "stage", "timestamp", "level"} <= set(access[0])
+
+
+def json_lines(path: Path) -> list[dict]:
+    found = []
+    for line in path.read_text().splitlines():
+        if line.startswith("{"):
+            found.append(json.loads(line))
+    return found
 
 
 def test_run_page_renders_the_report_figures_repros_and_diff_and_nothing_untrusted_runs(page, site, screenshots):
