@@ -88,13 +88,11 @@ def _act(run_id: int, session: Any, services: Any, action: Any, next_page: str |
     run = session.get(Run, run_id)
     if run is None:
         raise HTTPException(404, f"run {run_id} not found")
-    before = run.status
     outcome = action(run)
-    changed = run.status != before
     session.commit()
     if outcome.enqueue_on:
         services.enqueuer.run_pipeline(run_id, outcome.enqueue_on)
     if next_page and next_page.startswith("/") and not next_page.startswith("//"):
         return RedirectResponse(next_page, status_code=303)
-    status_code = 202 if outcome.enqueue_on else 200 if changed else 409
+    status_code = 202 if outcome.enqueue_on else (200 if outcome.changed else 409)
     return JSONResponse({"message": outcome.message, "run_id": run_id, "queued": bool(outcome.enqueue_on)}, status_code)

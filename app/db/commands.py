@@ -32,6 +32,7 @@ class Outcome:
     message: str
     run_id: int | None = None
     enqueue_on: str | None = None  # the queue to enqueue `run_id` on, when something changed
+    changed: bool = False  # something changed that needs no queue (a cancel)
 
 
 def approve(session: Session, run: Run, user: str) -> Outcome:
@@ -50,7 +51,7 @@ def reject(session: Session, run: Run, user: str, reason: str) -> Outcome:
     run.error = f"rejected by {user}: {reason}"
     run.params = {**(run.params or {}), "rejected_by": user}
     session.add(queries.touch(run))
-    return Outcome(f"run {run.id} rejected by {user}", run.id)
+    return Outcome(f"run {run.id} rejected by {user}", run.id, changed=True)
 
 
 def retry(session: Session, run: Run) -> Outcome:
