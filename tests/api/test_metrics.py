@@ -16,7 +16,7 @@ def samples(text: str) -> dict[tuple[str, tuple], float]:
     return found
 
 
-def test_metrics_count_deliveries_runs_verdicts_stages_and_queues(client, database, settings, webhook_fixtures):
+def test_metrics_count_deliveries_runs_verdicts_stages_and_queues(client, database, settings):
     from tests.web import sample_runs
 
     payload = {"zen": "hi", "hook_id": 1}
@@ -59,3 +59,24 @@ def test_sandbox_runs_are_counted_by_outcome(client, database, settings):
     sample_runs.stage(ctx, "reproduce", "done", "", {"reproduction": {"outcomes": {"exception": 3}}})
     found = samples(client.get("/metrics").text)
     assert found[("scrub_sandbox_runs_total", (("outcome", "exception"),))] == 3
+
+
+def test_the_grafana_dashboard_queries_only_metrics_we_serve(client, database, settings):
+    import json
+    import re
+    from pathlib import Path
+
+    from tests.web import sample_runs
+
+    sample_runs.reproduced_issue_run(database, settings)
+    served = set()  # every sample name a family may have, from its TYPE line (empty families too)
+    for kind_line in re.findall(r"^# TYPE (\S+) (\S+)$", client.get("/metrics").text, re.M):
+        name, kind = kind_line
+        served |= {"counter": {name if name.endswith("_total") else name + "_total"}, "histogram": {name + s for s in ("_bucket", "_sum", "_count")}}.get(kind, {name})
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "docker" / "grafana-dashboard.json").read_text())
+    queried = {name for panel in dashboard["panels"] for target in panel["targets"]
+               for name in re.findall(r"\bscrub_[a-z_]+", target["expr"])}
+    assert queried and queried <= served, queried - served
+    for family in ("scrub_webhook_deliveries_total", "scrub_runs_total", "scrub_verdicts_total", "scrub_queue_depth",
+                   "scrub_stage_duration_seconds_bucket", "scrub_sandbox_runs_total"):
+        assert family in queried
