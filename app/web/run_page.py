@@ -72,7 +72,9 @@ def load(session: Session, run_id: int) -> queries.RunDetail:
 
 
 def render_live(request: Request, detail: queries.RunDetail) -> str:
-    return fragment(request, "_live.html", live_context(detail.run, detail.stages, detail.artifacts))
+    """The page's live parts (`data-live` elements: header + timeline, log), as one HTML string."""
+    context = live_context(detail.run, detail.stages, detail.artifacts)
+    return fragment(request, "_live.html", context) + fragment(request, "_log.html", context)
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)

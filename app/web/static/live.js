@@ -1,6 +1,7 @@
 // Live updates over server-sent events. <main data-events="URL"> names the stream:
-// - a run page (`/runs/N/events`): each `update` carries the new #live fragment (header,
-//   buttons, timeline, log), swapped in place; the log stays scrolled to its end if it was.
+// - a run page (`/runs/N/events`): each `update` carries the page's `data-live` parts (#live:
+//   header, buttons, timeline; #live-log: the log), each swapped in place by id; the log stays
+//   scrolled to its end if it was.
 //   On `finished` the page fetches itself once (the report and repros have landed) and stops.
 // - the run list (`/events/runs`): each `changed` fetches the page again and swaps <main>.
 // The fragments are the server's autoescaped templates; the CSP forbids inline script anyway.
@@ -40,13 +41,15 @@
 
   const source = new EventSource(main.dataset.events);
   source.addEventListener("update", (event) => {
-    const live = document.getElementById("live");
-    const fresh = parse(event.data).getElementById("live");
-    if (!live || !fresh) return;
-    const restore = followLog(live, fresh);
-    live.replaceWith(document.adoptNode(fresh));
-    restore();
-    const badge = fresh.querySelector("h1 .badge");
+    const fresh = parse(event.data);
+    for (const part of fresh.querySelectorAll("[data-live][id]")) {
+      const current = document.getElementById(part.id);
+      if (!current) continue;
+      const restore = followLog(current, part);
+      current.replaceWith(document.adoptNode(part));
+      restore();
+    }
+    const badge = document.querySelector("#live h1 .badge");
     if (badge) document.title = document.title.replace(/\(([^)]*)\)/, "(" + badge.innerText + ")");
   });
   source.addEventListener("finished", async () => {
