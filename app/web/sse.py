@@ -23,7 +23,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import ServicesDep
 from app.db import queries
-from app.db.models import FINISHED, Run
+from app.db.models import FINISHED, Run, RunLogLine
 from app.web.run_page import render_live
 
 POLL_S = 0.5
@@ -32,13 +32,16 @@ PING_S = 15
 router = APIRouter()
 
 
-def run_version(detail: queries.RunDetail) -> tuple[Any, ...]:
-    log = next((a for a in detail.artifacts if a.name == "log"), None)
+def run_version(detail: queries.RunDetail, last_log_line: int | None) -> tuple[Any, ...]:
     return (
         detail.run.status, detail.run.updated_at, detail.run.verdict,
         tuple((e.id, e.status, e.ended_at, e.summary) for e in detail.stages),
-        len(log.content or "") if log else 0,
+        last_log_line,
     )
+
+
+def last_log_line(session: Any, run_id: int) -> int | None:
+    return session.exec(select(func.max(RunLogLine.id)).where(RunLogLine.run_id == run_id)).one()
 
 
 async def run_stream(request: Request, services: Any, run_id: int) -> AsyncIterator[dict[str, str]]:
@@ -51,7 +54,7 @@ async def run_stream(request: Request, services: Any, run_id: int) -> AsyncItera
             if detail is None:
                 return None
             running = any(e.ended_at is None for e in detail.stages)
-            return run_version(detail), render_live(request, detail), detail.run.status in FINISHED, running
+            return run_version(detail, last_log_line(session, run_id)), render_live(request, detail), detail.run.status in FINISHED, running
 
     while not await request.is_disconnected():
         taken = await anyio.to_thread.run_sync(snapshot)

@@ -1,7 +1,7 @@
 """run.title: the issue's or CI job's title, shown and searched on the status page.
 
 Revision ID: status_ops_001
-Revises: 0001
+Revises: 0002
 Create Date: 2026-11-23
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "status_ops_001"
-down_revision = "0001"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
