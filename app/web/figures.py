@@ -92,11 +92,14 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _flakiness(reproduction: dict[str, Any], rerun: dict[str, Any]) -> Flakiness | None:
     if rerun.get("runs"):
-        runs, failures = int(rerun["runs"]), int(rerun.get("failures") or 0)
+        source, runs, failures = rerun, int(rerun["runs"]), int(rerun.get("failures") or 0)
     elif reproduction.get("runs"):
-        runs, failures = int(reproduction["runs"]), int(reproduction.get("reproduced") or 0)
+        source, runs, failures = reproduction, int(reproduction["runs"]), int(reproduction.get("reproduced") or 0)
     else:
         return None
+    stored = source.get("interval")  # what the stage computed (and the report says), when it kept it
+    if isinstance(stored, (list, tuple)) and len(stored) == 2 and all(isinstance(v, (int, float)) for v in stored):
+        return Flakiness(failures, runs, float(stored[0]), float(stored[1]))
     low, high = wilson_interval(failures, runs)
     return Flakiness(failures, runs, low, high)
 

@@ -38,8 +38,8 @@ def timeline(stages: list[StageEvent]) -> tuple[list[TimelineRow], float]:
     now = utcnow()
     rows = []
     for event in stages:
-        end = display._as_utc(event.ended_at) if event.ended_at else now
-        rows.append(TimelineRow(event, max(0.0, (end - display._as_utc(event.started_at)).total_seconds()), event.ended_at is None))
+        end = display.as_utc(event.ended_at) if event.ended_at else now
+        rows.append(TimelineRow(event, max(0.0, (end - display.as_utc(event.started_at)).total_seconds()), event.ended_at is None))
     return rows, max((row.seconds for row in rows), default=0.0)
 
 

@@ -47,6 +47,11 @@ def test_ci_run_figures_come_from_the_rerun_and_the_job():
     assert found.output_tail == "FAILED test_x" and found.bisection is None and found.repro is None
 
 
+def test_an_interval_the_stage_stored_is_shown_as_stored():
+    found = figures([event("rerun", {"rerun": {"runs": 20, "failures": 3, "interval": [0.05, 0.36]}})])
+    assert (found.flakiness.low, found.flakiness.high) == (0.05, 0.36)
+
+
 def test_a_run_with_no_stages_has_no_figures():
     found = figures([])
     assert found.signature == {} and found.flakiness is None and found.bisection is None and found.findings == []
