@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     lease_s: float = Field(60.0, gt=0)
     reaper_interval_s: float = Field(60.0, gt=0)
     max_attempts: int = Field(3, ge=1)
+    # Service logs: `json` lines, `console` lines, or `auto` (console in a terminal, else JSON).
+    log_format: Literal["auto", "json", "console"] = "auto"
+    log_level: str = "INFO"
 
     @field_validator("environments")
     @classmethod

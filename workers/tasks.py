@@ -6,6 +6,7 @@ from functools import partial
 from typing import Any
 
 from celery import Celery, shared_task
+from structlog.contextvars import bound_contextvars
 
 from app.db.session import database_for
 from app.github.connect import github_client
@@ -29,6 +30,11 @@ def worker_services(app: Celery) -> WorkerServices:
 
 @shared_task(name=RUN_PIPELINE_TASK, bind=True, max_retries=MAX_RETRIES)
 def run_pipeline(self: Any, run_id: int) -> str:
+    with bound_contextvars(run_id=run_id):  # on every log line of this task (app.logs)
+        return _run_pipeline(self, run_id)
+
+
+def _run_pipeline(self: Any, run_id: int) -> str:
     services = worker_services(self.app)
     try:
         return execute_run(run_id, services)

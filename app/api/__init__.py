@@ -17,7 +17,7 @@ from workers.enqueue import Enqueuer
 
 def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastAPI:
     """`enqueuer` defaults to Celery on the configured broker; tests pass a recording one."""
-    from app.api import health, login, runs, webhooks
+    from app.api import health, login, metrics, runs, webhooks
     from app.api.access import People
     from app.api.sessions import SessionMiddleware
     from app.web import pages
@@ -40,7 +40,7 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
     closed = {"docs_url": None, "redoc_url": None, "openapi_url": None} if settings.oauth_configured else {}
     app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan, **closed)
     app.state.services = services
-    for router in (health.router, webhooks.router, login.router, runs.router, pages.router):
+    for router in (health.router, metrics.router, webhooks.router, login.router, runs.router, pages.router):
         app.include_router(router)
     app.add_middleware(
         SessionMiddleware, secret=settings.session_secret, always_secure=settings.public_url.startswith("https://")

@@ -1,4 +1,14 @@
+"""`GET /healthz`: the database and the broker.
+
+- both answer: 200 `ok`;
+- the broker does not: 200 `degraded` (webhooks are still recorded; their runs fail with
+  "could not enqueue" until it is back, and `/scrub retry` starts them again);
+- the database does not: 503 `error` (nothing can be recorded).
+"""
+
 from __future__ import annotations
+
+import logging
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -6,15 +16,27 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.api.deps import ServicesDep
+from workers import broker_probe
 
+log = logging.getLogger(__name__)
 router = APIRouter()
 
 
 @router.get("/healthz")
 def healthz(services: ServicesDep) -> JSONResponse:
+    report: dict[str, object] = {"webhooks": bool(services.settings.webhook_secret)}
     try:
         with services.database.session() as session:
             session.exec(text("SELECT 1"))  # type: ignore[call-overload]
+        report["database"] = "ok"
     except SQLAlchemyError as exc:
-        return JSONResponse({"status": "error", "database": type(exc).__name__}, status_code=503)
-    return JSONResponse({"status": "ok", "webhooks": bool(services.settings.webhook_secret)})
+        report["database"] = f"unavailable: {type(exc).__name__}"
+    try:
+        report["broker"] = f"ok ({broker_probe.check(services.settings)})"
+    except broker_probe.BrokerUnavailable as exc:
+        log.warning("broker unavailable: %s", exc)
+        report["broker"] = f"unavailable: {str(exc)[:200]}"
+    if report["database"] != "ok":
+        return JSONResponse({"status": "error", **report}, status_code=503)
+    status = "ok" if str(report["broker"]).startswith("ok") else "degraded"
+    return JSONResponse({"status": status, **report})

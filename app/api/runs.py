@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from sqlalchemy.exc import IntegrityError
@@ -20,7 +23,7 @@ router = APIRouter(prefix="/api/v1")
 
 def run_json(run: Run) -> dict[str, Any]:
     return {
-        **run.model_dump(include={"id", "kind", "repo", "issue", "target", "trigger", "status", "verdict", "queue", "error", "params"}),
+        **run.model_dump(include={"id", "kind", "repo", "issue", "target", "trigger", "status", "verdict", "queue", "error", "params", "title"}),
         **{name: _iso(getattr(run, name)) for name in ("created_at", "updated_at", "started_at", "ended_at")},
     }
 
@@ -69,6 +72,21 @@ def get_run(run_id: int, session: SessionDep, services: ServicesDep, viewer: Vie
 def approve_run(run_id: int, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
     """Same as `/scrub approve`: write permission on the run's repository, CSRF-checked."""
     return _act(run_id, session, services, actor, lambda run: commands.approve(session, run, actor.login or ""), next)
+
+
+@router.post("/runs/{run_id}/reject")
+async def reject_run(request: Request, run_id: int, session: SessionDep, services: ServicesDep, actor: ActorDep,
+                     next: str | None = None) -> Response:
+    """Cancel a run awaiting approval (write permission, CSRF-checked, like approve). `reason`:
+    a form field (the status page) or query parameter."""
+    form = parse_qs((await request.body()).decode("utf-8", "replace")) if _is_form(request) else {}
+    reason = (form.get("reason") or [request.query_params.get("reason") or ""])[0]
+    reject = lambda run: commands.reject(session, run, actor.login or "", reason)  # noqa: E731
+    return await run_in_threadpool(_act, run_id, session, services, actor, reject, next)
+
+
+def _is_form(request: Request) -> bool:
+    return request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded")
 
 
 @router.post("/runs/{run_id}/retry")

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import json
 import logging
 from dataclasses import asdict
 
 from fastapi import APIRouter, Request
+from structlog.contextvars import bind_contextvars
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session
 
 from app.api.deps import Services, ServicesDep
 from app.db import leases, queries
+from app.db.run_list import title_of
 from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, repo_of, route, verify_signature
 
 log = logging.getLogger(__name__)
@@ -41,8 +45,11 @@ async def github_webhook(request: Request, services: ServicesDep) -> JSONRespons
         return _reply(400, "bad_request", detail="body is not valid JSON")
     if not isinstance(payload, dict):
         return _reply(400, "bad_request", detail="body is not a JSON object")
+    bind_contextvars(delivery_id=delivery_id[:100])  # this request's log lines (app.logs)
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(services.ingest_executor, ingest, services, delivery_id[:100], event[:100], payload)
+    work = functools.partial(ingest, services, delivery_id[:100], event[:100], payload)
+    # An executor thread does not inherit contextvars: run it in a copy of this context.
+    return await loop.run_in_executor(services.ingest_executor, contextvars.copy_context().run, work)
 
 
 def ingest(services: Services, delivery_id: str, event: str, payload: dict) -> JSONResponse:
@@ -52,10 +59,20 @@ def ingest(services: Services, delivery_id: str, event: str, payload: dict) -> J
         log.exception("delivery %s (%s) could not be routed", delivery_id, event)
         decision = Ignore("unroutable payload")
     try:
-        return _record_and_enqueue(services, delivery_id, event, payload, decision)
+        response = _record_and_enqueue(services, delivery_id, event, payload, decision)
+        log.info("webhook %s: %s", event, _status_of(response),
+                 extra={"gh_event": event, "action": payload.get("action"), "http_status": response.status_code})
+        return response
     except SQLAlchemyError:
         log.exception("delivery %s not recorded", delivery_id)
         return _reply(503, "unavailable", detail="database unavailable; redeliver later")
+
+
+def _status_of(response: JSONResponse) -> str:
+    try:
+        return str(json.loads(bytes(response.body)).get("status"))
+    except ValueError:
+        return ""
 
 
 def _record_and_enqueue(
@@ -82,13 +99,13 @@ def _record(
     with services.database.session() as session:
         if not queries.record_delivery(session.connection(), *delivery, "received"):
             return None, None
-        run_id, decision = start_or_attach(session, decision)
+        run_id, decision = start_or_attach(session, decision, title=title_of(payload))
         queries.set_delivery_outcome(session, delivery_id, outcome_of(decision, run_id), run_id)
         session.commit()
         return decision, run_id
 
 
-def start_or_attach(session: Session, decision: StartRun) -> tuple[int | None, Decision]:
+def start_or_attach(session: Session, decision: StartRun, title: str | None = None) -> tuple[int | None, Decision]:
     """Create the run, unless the issue has an active one: then attach to it (no second run,
     no second comment), or start that one over if its worker died (its lease expired).
 
@@ -99,7 +116,7 @@ def start_or_attach(session: Session, decision: StartRun) -> tuple[int | None, D
     if active is None:
         try:
             with session.begin_nested():
-                return queries.create_run(session, **asdict(decision)).id, decision
+                return queries.create_run(session, **asdict(decision), title=title).id, decision
         except IntegrityError:
             active = queries.active_issue_run(session, decision.repo, decision.issue) if decision.issue else None
             if active is None:

@@ -50,6 +50,7 @@ def serve(
 
     settings = get_settings()
     check_exposure(settings, host, insecure_no_login)
+    _configure_logs(settings)
     migrate()
     if not settings.webhook_secret:
         typer.echo("SCRUB_WEBHOOK_SECRET is not set: webhooks will be refused until it is", err=True)
@@ -58,7 +59,8 @@ def serve(
     gc.freeze()  # what startup built lives forever: keep it out of the collector's passes
     _exit_cleanly_on_sigterm()
     try:
-        uvicorn.run(api, host=host, port=port, log_level="info", access_log=False)
+        # log_config=None: uvicorn's loggers (the access log included) go through app.logs.
+        uvicorn.run(api, host=host, port=port, log_level=settings.log_level.lower(), access_log=True, log_config=None)
     finally:
         if worker_process is not None:
             _stop(worker_process)
@@ -117,9 +119,24 @@ def worker(
     from workers.enqueue import CeleryEnqueuer
     from workers.reaper import start_reaper
 
+    _configure_logs(settings, loglevel)
     celery = create_celery(settings)
     start_reaper(settings, CeleryEnqueuer(create_celery(settings)))  # resumes runs of dead workers
     celery.worker_main(worker_argv(settings, names, concurrency, loglevel))
+
+
+def _configure_logs(settings: Settings, level: str | None = None) -> None:
+    """Structured logs (app.logs); Celery is told to leave logging as configured here."""
+    from celery.signals import setup_logging
+
+    from app.logs import configure
+
+    configure(settings.log_format, level or settings.log_level)
+    setup_logging.connect(_keep_logging, weak=False)
+
+
+def _keep_logging(**_: object) -> None:
+    """A `setup_logging` receiver: its presence stops Celery from replacing our handlers."""
 
 
 def _start_worker(settings: Settings, concurrency: int) -> subprocess.Popen:

@@ -24,10 +24,9 @@ from sqlmodel import Session
 from app.db import queries
 from app.db.leases import is_stranded
 from app.db.models import Run
-from app.domain import utcnow
-from app.domain import DEFAULT_QUEUE, FINISHED, FORCE_FLAGS, HELP_TEXT, Command, CommandRequest, RunStatus, parse_command
+from app.domain import DEFAULT_QUEUE, FINISHED, FORCE_FLAGS, HELP_TEXT, Command, CommandRequest, RunStatus, parse_command, utcnow
 
-__all__ = ["HELP_TEXT", "Command", "CommandRequest", "Outcome", "apply_command", "approve", "cancel", "parse_command", "rerun_from", "retry"]
+__all__ = ["HELP_TEXT", "Command", "CommandRequest", "Outcome", "apply_command", "approve", "cancel", "parse_command", "reject", "rerun_from", "retry"]
 
 @dataclass(frozen=True)
 class Outcome:
@@ -53,6 +52,19 @@ def cancel(session: Session, run: Run, user: str) -> Outcome:
     run.lease_owner, run.lease_expires_at = None, None
     session.add(queries.touch(run))
     return Outcome(f"run {run.id} cancelled by {user}", run.id, changed=True)
+
+
+def reject(session: Session, run: Run, user: str, reason: str) -> Outcome:
+    """Cancel a run that waits for approval, with the reason on the run (its `error`)."""
+    if run.status != RunStatus.awaiting_approval:
+        return Outcome(f"run {run.id} is {run.status}, not awaiting approval", run.id)
+    reason = " ".join(reason.split())[:500] or "no reason given"
+    run.status, run.ended_at = RunStatus.cancelled, utcnow()
+    run.lease_owner, run.lease_expires_at = None, None
+    run.error = f"rejected by {user}: {reason}"
+    run.params = {**(run.params or {}), "rejected_by": user}
+    session.add(queries.touch(run))
+    return Outcome(f"run {run.id} rejected by {user}", run.id, changed=True)
 
 
 def retry(session: Session, run: Run) -> Outcome:

@@ -9,8 +9,11 @@ recorded as done.
 
 from __future__ import annotations
 
+import logging
 from functools import cached_property
 from typing import Any, Callable
+
+from structlog.contextvars import bind_contextvars, unbind_contextvars
 
 from app.db import queries
 from app.db.models import FINISHED, Run, RunLogLine, RunStatus, StageEvent, utcnow
@@ -28,7 +31,9 @@ def _seconds(event: StageEvent) -> float | None:
 from app.db.session import Database
 from app.domain import StageSummary
 from app.db.signatures import DbSignatureStore
+from app.db.run_list import title_of
 
+log = logging.getLogger(__name__)
 _LINE_LIMIT = 20_000  # characters of one log line kept
 
 
@@ -77,6 +82,8 @@ class DbRunContext:
         return [StageSummary(e.stage, e.status, e.summary or "", _seconds(e)) for e in latest.values()]
 
     def stage_started(self, stage: str) -> None:
+        bind_contextvars(stage=stage)  # on every log line until the stage finishes (app.logs)
+        log.info("stage %s started", stage, extra={"run_id": self.run_id})
         with self.database.session() as session:
             attempt = queries.next_attempt(session, self.run_id, stage)
             session.add(StageEvent(run_id=self.run_id, stage=stage, status="running", attempt=attempt))
@@ -89,8 +96,15 @@ class DbRunContext:
                 event = StageEvent(run_id=self.run_id, stage=stage, status=status)
             event.status, event.summary, event.output, event.ended_at = status, summary, output, utcnow()
             session.add(event)
+            title = title_of(output or {})
+            run = session.get(Run, self.run_id) if title else None
+            if run is not None and not run.title:
+                run.title = title  # a run created before its issue was fetched learns its title now
+                session.add(run)
             session.commit()
         self.log(f"stage {stage}: {status}" + (f" ({summary})" if summary else ""))
+        log.info("stage %s %s", stage, status, extra={"run_id": self.run_id, "status": status, "summary": summary[:500]})
+        unbind_contextvars("stage")
 
     def save_artifact(self, name: str, kind: str, content: str) -> None:
         with self.database.session() as session:

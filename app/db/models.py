@@ -40,6 +40,7 @@ class Run(SQLModel, table=True):
     repo: str = Field(default="", max_length=200, index=True)
     issue: int | None = Field(default=None)
     target: str = Field(default="", max_length=500)  # issue URL, workflow run URL, file
+    title: str = Field(default="", max_length=300)  # the issue's or CI job's title, for the run list
     trigger: str = Field(default="", max_length=200)  # label, comment, webhook, dispatch, cli
     status: str = Field(default=RunStatus.queued, max_length=30, index=True)
     verdict: str | None = Field(default=None, max_length=500)

@@ -110,6 +110,7 @@ class DbSignatureStore:
                 kind=RunKind.ci_failure,
                 repo=repo,
                 target=target[:500],
+                title=ci_title(params),
                 trigger="ci_repeat",
                 status=RunStatus.queued,
                 params=params,
@@ -136,3 +137,11 @@ class DbSignatureStore:
                 return None
             session.commit()
             return run.id
+
+
+def ci_title(params: dict[str, Any]) -> str:
+    """What the run list calls a CI job: the failing test (or job) and its exception."""
+    failure = params.get("failure") or {}
+    what = str(failure.get("test") or failure.get("job") or params.get("fingerprint") or "CI failure")
+    exception = str(failure.get("exception") or "")
+    return (f"{what}: {exception}" if exception else what)[:300]

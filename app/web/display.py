@@ -12,7 +12,7 @@ from app.db.models import Artifact, Run, StageEvent
 _ARTIFACT_RANK = {"report": 0, "markdown": 0, "repro": 1, "python": 2, "json": 3, "text": 3, "log": 9}
 
 
-def _as_utc(value: datetime) -> datetime:
+def as_utc(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
@@ -38,19 +38,19 @@ def duration(seconds: float | None) -> str:
 def ago(value: datetime | None) -> str:
     if value is None:
         return ""
-    return duration((_now() - _as_utc(value)).total_seconds()) + " ago"
+    return duration((_now() - as_utc(value)).total_seconds()) + " ago"
 
 
 def utc(value: datetime | None) -> str:
     """The exact time, for a tooltip: `2026-11-22 03:08:54 UTC`."""
-    return _as_utc(value).strftime("%Y-%m-%d %H:%M:%S UTC") if value else ""
+    return as_utc(value).strftime("%Y-%m-%d %H:%M:%S UTC") if value else ""
 
 
 def elapsed(start: datetime | None, end: datetime | None) -> str:
     """From `start` to `end`, or to now while it has not ended."""
     if start is None:
         return ""
-    return duration((_as_utc(end or _now()) - _as_utc(start)).total_seconds())
+    return duration((as_utc(end or _now()) - as_utc(start)).total_seconds())
 
 
 def stage_duration(event: StageEvent) -> str:

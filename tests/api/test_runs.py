@@ -63,6 +63,3 @@ def test_redirects_only_to_this_site(client, database):
     response = client.post(f"/api/v1/runs/{run.id}/retry?next=//evil.example", follow_redirects=False)
     assert response.status_code == 202
 
-
-def test_healthz(client):
-    assert client.get("/healthz").json() == {"status": "ok", "webhooks": True}

@@ -66,6 +66,29 @@ def test_completed_stages_survive_and_are_not_redone(database, settings):
     assert events == [("a", "done", 1), ("b", "failed", 1), ("b", "done", 2)]
 
 
+def test_a_run_learns_its_title_from_the_fetch_stage_once(database, settings):
+    with database.session() as session:
+        untitled = queries.create_run(session, kind="issue", repo="o/r", issue=1)
+        titled = queries.create_run(session, kind="issue", repo="o/r", issue=2, title="from the webhook")
+        session.commit()
+    for run in (untitled, titled):
+        ctx = DbRunContext(database, run, settings)
+        ctx.stage_started("fetch")
+        ctx.stage_finished("fetch", "done", "", {"issue": {"title": "Crash in matmul", "number": 1}})
+    with database.session() as session:
+        assert session.get(Run, untitled.id).title == "Crash in matmul"
+        assert session.get(Run, titled.id).title == "from the webhook"
+
+
+def test_a_ci_failure_run_is_titled_by_its_test_and_exception():
+    from app.db.signatures import ci_title
+
+    assert ci_title({"failure": {"test": "test_ops.py::test_add", "exception": "AssertionError"}}) == \
+        "test_ops.py::test_add: AssertionError"
+    assert ci_title({"failure": {"job": "linux / build"}}) == "linux / build"
+    assert ci_title({"fingerprint": "abc"}) == "abc"
+
+
 def test_log_lines_are_appended_rows_not_a_rewritten_artifact(database, settings):
     run = new_run(database)
     ctx = DbRunContext(database, run, settings)

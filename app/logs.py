@@ -1,0 +1,72 @@
+"""Structured logs for the service processes (`scrub serve`, `scrub worker`), with structlog.
+
+Every line carries `run_id`, `delivery_id` and `stage` (null when not known), bound as
+contextvars where they become known: the webhook route binds `delivery_id`, a Celery task
+binds `run_id`, the DB-backed run context binds `stage` while a stage runs. Lines from the
+standard library (uvicorn's access log, Celery, SQLAlchemy) go through the same renderer.
+
+Format: JSON, one object a line (`SCRUB_LOG_FORMAT=json`, or whenever stderr is not a
+terminal), or readable colored console lines (`console`, the default in a terminal).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any, TextIO
+
+import structlog
+from structlog.types import EventDict
+
+CONTEXT_KEYS = ("run_id", "delivery_id", "stage")
+_QUIET = {"sqlalchemy.engine": logging.WARNING, "httpx": logging.WARNING, "kombu": logging.WARNING}
+
+
+def _context_keys(logger: Any, method: str, event: EventDict) -> EventDict:
+    for key in CONTEXT_KEYS:
+        event.setdefault(key, None)
+    event.pop("color_message", None)  # uvicorn's duplicate of the message, with ANSI codes
+    return event
+
+
+def wants_json(log_format: str, stream: TextIO) -> bool:
+    if log_format in ("json", "console"):
+        return log_format == "json"
+    return not (hasattr(stream, "isatty") and stream.isatty())
+
+
+def configure(log_format: str = "auto", level: str = "INFO", stream: TextIO | None = None) -> None:
+    """Route structlog and the standard library's logging to one handler on `stream` (stderr)."""
+    stream = stream or sys.stderr
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.PositionalArgumentsFormatter(),
+        structlog.stdlib.ExtraAdder(),
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _context_keys,
+    ]
+    renderer: Any = (structlog.processors.JSONRenderer() if wants_json(log_format, stream)
+                     else structlog.dev.ConsoleRenderer(colors=getattr(stream, "isatty", lambda: False)()))
+    structlog.configure(
+        processors=[structlog.stdlib.filter_by_level, *shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=shared,
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.format_exc_info, renderer],
+    )
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "celery"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = []
+        logger.propagate = True
+    for name, quiet in _QUIET.items():
+        logging.getLogger(name).setLevel(quiet)

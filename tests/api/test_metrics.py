@@ -1,0 +1,82 @@
+"""/metrics in Prometheus text format, parsed back with prometheus_client's own parser."""
+
+from __future__ import annotations
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from app.db import queries
+from tests.foundation import deliver
+
+
+def samples(text: str) -> dict[tuple[str, tuple], float]:
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            found[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return found
+
+
+def test_metrics_count_deliveries_runs_verdicts_stages_and_queues(client, database, settings):
+    from tests.web import sample_runs
+
+    payload = {"zen": "hi", "hook_id": 1}
+    assert deliver(client, "ping", payload).status_code == 200
+    sample_runs.reproduced_issue_run(database, settings)
+    with database.session() as session:
+        queries.create_run(session, kind="selftest", status="queued")
+        session.commit()
+
+    response = client.get("/metrics")
+    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    found = samples(response.text)
+    assert found[("scrub_webhook_deliveries_total", (("event", "ping"), ("outcome", "pong")))] == 1
+    assert found[("scrub_runs_total", (("kind", "issue"), ("status", "succeeded")))] == 1
+    assert found[("scrub_runs_active", (("kind", "selftest"), ("status", "queued")))] == 1
+    assert found[("scrub_verdicts_total", (("kind", "issue"), ("verdict", "reproduces")))] == 1
+    assert found[("scrub_stage_duration_seconds_count", (("kind", "issue"), ("stage", "reproduce")))] == 1
+    assert found[("scrub_stage_duration_seconds_bucket", (("kind", "issue"), ("le", "+Inf"), ("stage", "bisect")))] == 1
+    assert found[("scrub_broker_up", ())] == 1
+    assert {k[1] for k in found if k[0] == "scrub_queue_depth"} == {(("queue", q),) for q in ("default", "repro-cpu", "repro-gpu")}
+
+
+def test_queue_depth_counts_messages_waiting_on_the_embedded_broker(client, settings):
+    from workers.celery_app import create_celery
+    from workers.enqueue import CeleryEnqueuer
+
+    producer = CeleryEnqueuer(create_celery(settings))  # no worker consumes them
+    producer.run_pipeline(1)
+    producer.run_pipeline(2, "repro-cpu")
+    producer.run_pipeline(3, "repro-cpu")
+    found = samples(client.get("/metrics").text)
+    assert [found[("scrub_queue_depth", (("queue", q),))] for q in ("default", "repro-cpu", "repro-gpu")] == [1, 2, 0]
+
+
+def test_sandbox_runs_are_counted_by_outcome(client, database, settings):
+    from tests.web import sample_runs
+
+    run_id = sample_runs.add_run(database, status="running")
+    ctx = sample_runs.context(database, settings, run_id)
+    sample_runs.stage(ctx, "reproduce", "done", "", {"reproduction": {"outcomes": {"exception": 3}}})
+    found = samples(client.get("/metrics").text)
+    assert found[("scrub_sandbox_runs_total", (("outcome", "exception"),))] == 3
+
+
+def test_the_grafana_dashboard_queries_only_metrics_we_serve(client, database, settings):
+    import json
+    import re
+    from pathlib import Path
+
+    from tests.web import sample_runs
+
+    sample_runs.reproduced_issue_run(database, settings)
+    served = set()  # every sample name a family may have, from its TYPE line (empty families too)
+    for kind_line in re.findall(r"^# TYPE (\S+) (\S+)$", client.get("/metrics").text, re.M):
+        name, kind = kind_line
+        served |= {"counter": {name if name.endswith("_total") else name + "_total"}, "histogram": {name + s for s in ("_bucket", "_sum", "_count")}}.get(kind, {name})
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "docker" / "grafana-dashboard.json").read_text())
+    queried = {name for panel in dashboard["panels"] for target in panel["targets"]
+               for name in re.findall(r"\bscrub_[a-z_]+", target["expr"])}
+    assert queried and queried <= served, queried - served
+    for family in ("scrub_webhook_deliveries_total", "scrub_runs_total", "scrub_verdicts_total", "scrub_queue_depth",
+                   "scrub_stage_duration_seconds_bucket", "scrub_sandbox_runs_total"):
+        assert family in queried

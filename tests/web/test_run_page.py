@@ -1,0 +1,74 @@
+"""The run page, served by the app: untrusted text escaped or rendered safely, every part there."""
+
+from __future__ import annotations
+
+from app.web.run_page import log_tail, timeline
+from tests.web import sample_runs
+
+
+def test_the_report_is_rendered_and_untrusted_markup_is_text(client, database, settings):
+    run_id = sample_runs.reproduced_issue_run(database, settings)
+    page = client.get(f"/runs/{run_id}").text
+    assert '<div class="markdown"><h1>Scrub report</h1>' in page
+    assert "<script>" not in page and "<img src=x" not in page and 'href="javascript:' not in page
+    assert "&lt;script&gt;window.__pwned" in page  # title, report, log and output: all shown as text
+    assert '<a href="https://github.com/o/r/issues/12" rel="nofollow noopener noreferrer">the issue</a>' in page
+
+
+def test_figures_repros_and_diff_are_on_the_page(client, database, settings):
+    page = client.get(f"/runs/{sample_runs.reproduced_issue_run(database, settings)}").text
+    assert '<span class="interval">38–96%</span>' in page and "4/5" in page
+    assert 'data-release="2.12" class="changed"' in page
+    assert 'class="code repro-diff"' in page and '<span class="gi">+torch.ones(2, 3) @ torch.ones(4, 5)</span>' in page
+    assert 'class="code repro-minimized"' in page and 'class="code repro-original"' in page
+    assert 'id="content-output"' in page and "shapes torch.Size([2, 3])" in page
+
+
+def test_a_finished_run_has_retry_no_approve_and_no_live_stream(client, database, settings):
+    page = client.get(f"/runs/{sample_runs.reproduced_issue_run(database, settings)}").text
+    assert "/retry" in page and "/approve" not in page and "/reject" not in page and "data-events" not in page
+
+
+def test_an_active_run_subscribes_to_its_event_stream(client, database):
+    run_id = sample_runs.add_run(database, status="running")
+    response = client.get(f"/runs/{run_id}")
+    assert f'data-events="/runs/{run_id}/events"' in response.text and 'src="/static/live.js"' in response.text
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'self'" in policy and "connect-src 'self'" in policy
+
+
+def test_unknown_run_is_404(client):
+    assert client.get("/runs/12345").status_code == 404
+    assert client.get("/runs/12345/events").status_code == 404
+
+
+def test_an_artifact_as_plain_text_is_never_rendered(client, database, settings):
+    run_id = sample_runs.reproduced_issue_run(database, settings)
+    response = client.get(f"/runs/{run_id}/artifacts/report.md")
+    assert response.text == sample_runs.REPORT and response.headers["content-type"].startswith("text/plain")
+    assert response.headers["content-security-policy"].startswith("sandbox")
+    assert client.get(f"/runs/{run_id}/artifacts/missing.md").status_code == 404
+
+
+def test_static_assets_are_served(client):
+    for asset, kind in (("/static/live.js", "javascript"), ("/static/status.css", "text/css"), ("/static/pygments.css", "text/css")):
+        served = client.get(asset)
+        assert served.status_code == 200 and kind in served.headers["content-type"]
+    assert client.get("/favicon.ico").status_code == 204
+
+
+def test_timeline_durations_and_the_longest_stage(database, settings):
+    run_id = sample_runs.reproduced_issue_run(database, settings)
+    ctx = sample_runs.context(database, settings, run_id)
+    ctx.stage_started("report")  # still running
+    with database.session() as session:
+        rows, longest = timeline(sample_runs.queries.stage_events(session, run_id))
+    assert [row.running for row in rows] == [False] * 5 + [True]
+    assert longest == max(row.seconds for row in rows) and all(row.seconds >= 0 for row in rows)
+
+
+def test_the_log_tail_keeps_the_last_lines():
+    from app.db.models import Artifact
+
+    log = Artifact(run_id=1, name="log", content="".join(f"line {n}\n" for n in range(500)))
+    assert log_tail([log], lines=3) == "line 497\nline 498\nline 499" and log_tail([]) == ""
