@@ -66,6 +66,8 @@ class SandboxSpec:
     threads: int = 1
     env: Mapping[str, str] = field(default_factory=dict)
     state_dir: str = "/run/scrub-sandbox"
+    # Keep the host's network (the fix stage with SCRUB_FIX_NETWORK=true only); repros never.
+    network: bool = False
 
 
 def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
@@ -192,7 +194,7 @@ def bwrap_launch(spec: SandboxSpec, uid: int, files: Mapping[str, bytes], comman
     for name, value in sandbox_env(spec).items():
         env_args += ["--setenv", name, value]
     bwrap = [
-        "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
+        "bwrap", "--unshare-all", *(["--share-net"] if spec.network else []), "--unshare-user", "--disable-userns",
         "--die-with-parent", "--new-session",
         *_system_binds(), "--proc", "/proc", "--dev", "/dev",
         *(_gpu_binds() if spec.gpu else []),
