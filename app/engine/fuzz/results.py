@@ -1,7 +1,8 @@
 """Per-device outcomes of a generated test, read from `pytest -v` output.
 
 `pytest -v` prints one line per test: `path::name[cpu] PASSED [ 50%]` (a parametrized
-function) or `path::TestX::test_x_cpu XFAIL` (a class instantiated per device). `device_results`
+function) or `path::TestX::test_x_cpu XFAIL` (a class instantiated per device); `-rA` prints
+`PASSED path::name[cpu]` in the short summary. Both are read. `device_results`
 maps each device of the run to its status (PASSED, FAILED, XFAIL, XPASS, SKIPPED, ERROR); the
 device is the parameter id or the name's `_<device>` suffix, "" for a device-independent test.
 """
@@ -11,12 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-_LINE = re.compile(r"^(?P<node>\S+::\S+)\s+(?P<status>PASSED|FAILED|XFAIL|XPASS|SKIPPED|ERROR)\b", re.MULTILINE)
+_STATUS = "PASSED|FAILED|XFAIL|XPASS|SKIPPED|ERROR"
+_LINE = re.compile(rf"^(?P<node>\S+::\S+)\s+(?P<status>{_STATUS})\b", re.MULTILINE)  # -v
+_SUMMARY = re.compile(rf"^(?P<status>{_STATUS}) (?P<node>\S+::\S+)", re.MULTILINE)  # -rA
 
 
 def node_statuses(output: str) -> dict[str, str]:
-    """Node id -> status, for every test line of a `pytest -v` run (the last word wins)."""
-    return {m.group("node"): m.group("status") for m in _LINE.finditer(output)}
+    """Node id -> status, from `-v` lines or `-rA` short-summary lines (the last word wins)."""
+    found = {m.group("node"): m.group("status") for m in _LINE.finditer(output)}
+    found |= {m.group("node"): m.group("status") for m in _SUMMARY.finditer(output)}
+    return found
 
 
 def device_of_node(node: str, devices: Sequence[str]) -> str | None:

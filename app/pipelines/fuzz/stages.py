@@ -24,7 +24,7 @@ import ast
 
 from app.engine.fuzz.config import FuzzConfig, FuzzConfigError, load_fuzz_config
 from app.engine.fuzz.output import FuzzOutputError, error_of, parse_fuzz_output
-from app.engine.fuzz.program import ProgramFacts, on_device
+from app.engine.fuzz.program import ProgramFacts, needs_device, on_device, operations, split_device
 from app.engine.fuzz.treework import ProgramRunner
 from app.engine.git.repo import GitError, git, head_commit
 from app.engine.minimize.oracle import signature_of
@@ -51,6 +51,16 @@ def _seed(value: object) -> int | None:
     return int(text)
 
 
+def _head_of(ctx: RunContext, repo: str, ref: str) -> str:
+    """The commit of `ref`, or of the default branch (the mirror's HEAD, else main, else master)."""
+    mirror = mirror_cache(ctx).sync(repo, remote_for(ctx, repo))
+    for name in ([ref] if ref else ["HEAD", "main", "master"]):
+        found = git("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", cwd=mirror, check=False).strip()
+        if found:
+            return found
+    raise GitError(f"no commit for {ref or 'the default branch'}")
+
+
 def inputs_stage(ctx: RunContext, state: State) -> StageResult:
     """The run's params (dispatch inputs `fuzz-seed` / `fuzzed-program`, a comment, the CLI)."""
     params = ctx.params
@@ -73,8 +83,7 @@ def inputs_stage(ctx: RunContext, state: State) -> StageResult:
                   requested_by=params.get("requested_by", ""), issue=params.get("issue"),
                   base=params.get("base") or ref.removeprefix("refs/heads/") or "main")
     try:
-        mirror = mirror_cache(ctx).sync(repo, remote_for(ctx, repo))
-        job.head_sha = params.get("head_sha") or git("rev-parse", f"{ref or 'HEAD'}^{{commit}}", cwd=mirror).strip()
+        job.head_sha = params.get("head_sha") or _head_of(ctx, repo, ref)
     except GitError as exc:
         return halt("cannot resolve the ref", f"cannot resolve {ref or 'HEAD'}: {exc}", status="Failed",
                     extra={"job": job.to_dict()})
@@ -180,33 +189,46 @@ def reproduce_stage(ctx: RunContext, state: State) -> StageResult:
 
 
 def minimize_stage(ctx: RunContext, state: State) -> StageResult:
-    """The existing minimizer over the checkout, on a failing device; kept only if the smaller
-    program still fails the same way on exactly the same devices."""
+    """The existing minimizer over the checkout, on a failing device, keeping the same error.
+
+    The device statement stays in front of every candidate (`split_device`): a bug that needs
+    the device keeps it; one that does not loses it, and the smaller program is kept only if it
+    still fails on exactly the devices the original failed on (then, without a device, it is
+    one device-independent case, which needs every device to fail)."""
     if skip := halted(state):
         return skip
     fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
     runner = program_runner(ctx, ensure_checkout(ctx, fs.job))
     device = fs.failing_devices[0]
-    source = on_device(fs.program, device) if device else fs.program
+    prologue, rest = split_device(on_device(fs.program, device) if device else fs.program)
+
+    def run(source: str, timeout_s: float):
+        return runner.run(prologue + source, timeout_s)
+
     timeout = run_timeout(ctx, clock)
-    outcome = minimize_repro(source, run=runner, cold_run=runner, timeout_s=timeout,
-                             budget_s=max(1.0, min(MINIMIZE_BUDGET_S, clock.remaining_s - 2 * timeout)))
-    smaller = outcome.result.source
-    if not outcome.reproduces or outcome.result.final_lines >= outcome.result.original_lines:
+    budget = float(ctx.params.get("minimize_budget_s") or MINIMIZE_BUDGET_S)
+    outcome = minimize_repro(rest, run=run, cold_run=run, timeout_s=timeout,
+                             budget_s=max(1.0, min(budget, clock.remaining_s - 2 * timeout)))
+    result = outcome.result
+    if not outcome.reproduces or result.final_lines >= result.original_lines:
         return StageResult(summary="nothing smaller keeps the same error", output={"minimized": None})
-    facts = ProgramFacts.of(smaller)
-    if device and facts.device is None:
-        return StageResult(summary="the smaller program lost its device: kept the original",
+    keeps_device = bool(prologue) and needs_device(prologue, result.source)
+    smaller = (prologue + result.source) if keeps_device else result.source
+    all_fail = len(fs.failing_devices) == len(fs.devices)
+    if prologue and not keeps_device and not all_fail:
+        return StageResult(summary="the smaller program lost the device it fails on: kept the original",
                            output={"minimized": None})
-    devices = [d.device for d in fs.devices]
+    devices = [d.device for d in fs.devices] if keeps_device or not prologue else [""]
     again = run_on_devices(runner, smaller, devices, timeout)
-    if [r.device for r in again if r.fails] != fs.failing_devices:
+    if [r.device for r in again if r.fails] != (fs.failing_devices if devices != [""] else [""]):
         return StageResult(summary="the smaller program fails on other devices: kept the original",
                            output={"minimized": None})
-    lines = f"{outcome.result.original_lines} -> {outcome.result.final_lines} lines"
-    return StageResult(summary=lines, output={"program": smaller,
-                                              "minimized": {"lines": lines},
-                                              "operations": list(facts.operations) or fs.operations})
+    lines = f"{result.original_lines + bool(prologue)} -> {result.final_lines + keeps_device} lines"
+    output = {"program": smaller, "minimized": {"lines": lines}, "operations": operations(smaller) or fs.operations}
+    if devices == [""]:
+        output |= {"devices": [r.__dict__ for r in again], "failing_devices": [""]}
+        lines += "; fails without naming a device: one device-independent test"
+    return StageResult(summary=lines, output=output)
 
 
 _ACCELERATORS = ("cuda", "xpu", "rocm", "hpu")

@@ -30,7 +30,7 @@ def check_test(runner: TreeRunner, worktree: Path, generated: dict[str, Any], *,
     """Run the test (marked or not) in the sandbox; `ok` when every device shows what it must."""
     _write(worktree, generated["path"], generated["marked" if marked else "unmarked"])
     runner.repack()
-    result = runner.run(pytest_argv(generated["path"], extra=["-v", "-k", generated["name"]]), timeout_s)
+    result = runner.run(pytest_argv(generated["path"], extra=["-rA", "-k", generated["name"]]), timeout_s)
     output = result.output.text()
     seen = device_results(output, devices, generated["name"])
     wanted = expected(devices, failing, marked=marked)
@@ -56,7 +56,7 @@ def related_tests(runner: TreeRunner, generated: dict[str, Any], operations: lis
         return {"ok": True, "count": 0, "summary": "no operation to select related tests by", "failed": []}
     selection = f"({' or '.join(ops)}) and not {generated['name']}"
     runner.repack()
-    result = runner.run(pytest_argv(generated["path"], extra=["-v", "-k", selection]), timeout_s)
+    result = runner.run(pytest_argv(generated["path"], extra=["-rA", "-k", selection]), timeout_s)
     output = result.output.text()
     statuses = node_statuses(output)
     failed = sorted(node for node, status in statuses.items() if status in ("FAILED", "ERROR"))
