@@ -64,8 +64,8 @@ with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
     for rel in changed:
         archive.write(os.path.join(WORK, rel), rel)
 sys.stdout.flush()
-print("\\n" + {marker!r} + json.dumps({{"exit": code, "deleted": deleted}}) + " "
-      + base64.b64encode(buffer.getvalue()).decode(), flush=True)
+print("\\n" + {marker!r} + base64.b64encode(buffer.getvalue()).decode() + " "
+      + json.dumps({{"exit": code, "deleted": deleted}}), flush=True)
 '''
 
 
@@ -109,18 +109,17 @@ def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
     script = (f"DATA = {data!r}\nCOMMAND = {command!r}\n"
               + _COMMAND_BOOT.format(work=WORK, marker=CHANGES_MARKER))
     result = sandbox.run(script, timeout_s=timeout_s, filename="scrub_boot.py")
-    text = result.output.tail.decode("utf-8", "replace")
+    text = result.output.text()  # head + tail: the changes line is the last one
     at = text.rfind("\n" + CHANGES_MARKER)
     if at < 0 or result.timed_out:
         return CommandRun(None, result.timed_out, result.output.tail_text(6000), {}, ())
-    header, _, payload = text[at + 1 + len(CHANGES_MARKER):].strip().partition(" ")
+    payload, _, header = text[at + 1 + len(CHANGES_MARKER):].strip().partition(" ")
     report = json.loads(header)
     changed: dict[str, bytes] = {}
     with zipfile.ZipFile(io.BytesIO(base64.b64decode(payload))) as archive:
         for name in archive.namelist():
             changed[name] = archive.read(name)
-    full = result.output.text()
-    shown = full[: full.rfind("\n" + CHANGES_MARKER)] if CHANGES_MARKER in full else full
+    shown = text[:at]
     return CommandRun(report["exit"], False, shown[-6000:], changed, tuple(report["deleted"]))
 
 

@@ -28,8 +28,9 @@ from app.engine.fuzz.program import ProgramFacts, needs_device, on_device, opera
 from app.engine.fuzz.treework import ProgramRunner
 from app.engine.git.repo import GitError, git, head_commit
 from app.engine.minimize.oracle import signature_of
-from app.engine.minimize.session import minimize_repro
-from app.engine.sandbox.runner import Sandbox
+from app.engine.minimize.session import NothingToKeep, minimize_repro, original_signature
+from app.engine.sandbox.capture import CapturedOutput
+from app.engine.sandbox.runner import ProcessResult
 from app.engine.sandbox.treerun import TreeTooLarge
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult, State
 from app.pipelines.ci.job import ensure_checkout, halt, halted, mirror_cache, noted, phase_clock, remote_for, \
@@ -40,6 +41,8 @@ from app.pipelines.fuzz.state import DeviceRun, FuzzJob, FuzzState
 from app.pipelines.fuzz.testing import test_stage
 
 MINIMIZE_BUDGET_S = 120.0
+# What a candidate that also fails on a passing device counts as: a pass (not this bug).
+PASSED = ProcessResult(0, None, False, 0.0, CapturedOutput(), "cold")
 
 
 def _seed(value: object) -> int | None:
@@ -201,13 +204,24 @@ def minimize_stage(ctx: RunContext, state: State) -> StageResult:
     runner = program_runner(ctx, ensure_checkout(ctx, fs.job))
     device = fs.failing_devices[0]
     prologue, rest = split_device(on_device(fs.program, device) if device else fs.program)
+    passing = next((d.device for d in fs.devices if not d.fails), None)
+    timeout = run_timeout(ctx, clock)
+    try:
+        expected = original_signature(prologue + rest, runner.run, timeout)
+    except NothingToKeep:
+        return StageResult(summary="the program no longer fails here: nothing to minimize", output={"minimized": None})
 
     def run(source: str, timeout_s: float):
-        return runner.run(prologue + source, timeout_s)
+        """A candidate fails as the original on the failing device AND passes where the
+        original passed (else it is a different bug: judged as passing)."""
+        result = runner.run(prologue + source, timeout_s)
+        if passing is None or not expected.matches(signature_of(result, prologue + source)):
+            return result
+        elsewhere = runner.run(split_device(on_device(prologue + source, passing))[0] + source, timeout_s)
+        return result if signature_of(elsewhere) is None else PASSED
 
-    timeout = run_timeout(ctx, clock)
     budget = float(ctx.params.get("minimize_budget_s") or MINIMIZE_BUDGET_S)
-    outcome = minimize_repro(rest, run=run, cold_run=run, timeout_s=timeout,
+    outcome = minimize_repro(rest, run=run, cold_run=run, expected=expected, timeout_s=timeout,
                              budget_s=max(1.0, min(budget, clock.remaining_s - 2 * timeout)))
     result = outcome.result
     if not outcome.reproduces or result.final_lines >= result.original_lines:
