@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from app.cli import bisect, cilog, issue, minimize, repro, service
+from app.cli import bisect, cilog, fuzz, issue, minimize, repro, service
 
 app = typer.Typer(
     name="scrub",
@@ -18,7 +18,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (service, repro, minimize, issue, cilog, bisect):
+for module in (service, repro, minimize, issue, cilog, bisect, fuzz):
     module.register(app)
 
 

@@ -108,6 +108,10 @@ def publish_stage(ctx: RunContext, state: State) -> StageResult:
     except GitError as exc:
         return halt("push failed", f"publishing the branch failed: {exc}", status="Partial",
                     extra={"lint": lint, **clock.state()})
+    base = {"branch": fs.job.branch, "commits": commits, "pushed": pushed.updated, "lint": lint, **clock.state()}
+    if ctx.github is None:  # the CLI: the branch is in the local repository, no pull request
+        return StageResult(summary=f"{fs.job.branch} ({len(commits)} commits) pushed to {remote_for(ctx, fs.job.repo)}",
+                           output=base)
     draft = {**state, "branch": fs.job.branch, "pr_url": "this pull request", "lint": lint}
     body = render_run_report(build_report(draft, ctx.settings, ctx.completed_stages()))
     title = pr_title(fs) if len(commits) == 2 else f"[scrub] Failing test for {fs.job.label}: {fs.error}"
@@ -115,8 +119,7 @@ def publish_stage(ctx: RunContext, state: State) -> StageResult:
                                   body=body, draft=True)
     return StageResult(
         summary=f"{fs.job.branch} ({len(commits)} commits) -> {pull.get('html_url')}",
-        output={"branch": fs.job.branch, "commits": commits, "pushed": pushed.updated, "lint": lint,
-                "pr_url": pull.get("html_url"), "pr_number": pull.get("number"), **clock.state()},
+        output={**base, "pr_url": pull.get("html_url"), "pr_number": pull.get("number")},
     )
 
 

@@ -34,7 +34,7 @@ def outcome(state: State, settings: Any) -> tuple[str, list[str]]:
     fix = state.get("fix") or {}
     if settings.fix_command and not fix.get("verified"):
         reasons.append("the fix was not verified: " + fix.get("summary", "no fix"))
-    if not state.get("pr_url"):
+    if not state.get("pr_url") and not (state.get("offline") and state.get("branch")):
         reasons.append("no pull request was opened")
     return ("Partial" if reasons else "Success"), reasons
 

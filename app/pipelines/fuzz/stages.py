@@ -90,7 +90,8 @@ def inputs_stage(ctx: RunContext, state: State) -> StageResult:
     except GitError as exc:
         return halt("cannot resolve the ref", f"cannot resolve {ref or 'HEAD'}: {exc}", status="Failed",
                     extra={"job": job.to_dict()})
-    return StageResult(summary=f"{job.label} on {repo}@{job.head_sha[:12]}", output={"job": job.to_dict()})
+    return StageResult(summary=f"{job.label} on {repo}@{job.head_sha[:12]}",
+                       output={"job": job.to_dict(), "offline": bool(params.get("offline"))})
 
 
 def checkout_stage(ctx: RunContext, state: State) -> StageResult:
