@@ -45,8 +45,12 @@ def device_results(output: str, devices: Sequence[str], name: str) -> dict[str, 
     return found
 
 
-def expected(devices: Sequence[str], failing: Sequence[str], *, marked: bool) -> dict[str, str]:
-    """What each device must show: failing devices FAILED (XFAIL once marked), others PASSED."""
+def expected(devices: Sequence[str], failing: Sequence[str], *, marked: bool, style: str = "pytest") -> dict[str, str]:
+    """What each device must show: failing devices FAILED (XFAIL once marked), others PASSED.
+
+    PyTorch's per-device `expectedFailureCPU` (and kin) swallow the failure and report a pass
+    (measured with torch 2.13 under pytest), so a marked failing device of a device-generic
+    PyTorch test shows PASSED; that it fails at all was checked on the unmarked run."""
     keys = list(devices) or [""]
-    bad = "XFAIL" if marked else "FAILED"
+    bad = ("PASSED" if style == "pytorch" and devices else "XFAIL") if marked else "FAILED"
     return {d: (bad if (d in failing or not devices) else "PASSED") for d in keys}

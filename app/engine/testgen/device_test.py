@@ -31,7 +31,7 @@ COMMON_DEVICE = "torch.testing._internal.common_device_type"
 
 
 @dataclass(frozen=True)
-class TestSpec:
+class FuzzTestSpec:
     name: str  # test function name: test_fuzz_seed_42
     program: str
     style: str  # pytorch | pytest
@@ -85,7 +85,7 @@ class _AssertEqual(ast.NodeTransformer):
         return node
 
 
-def _body(spec: TestSpec) -> tuple[str, bool]:
+def _body(spec: FuzzTestSpec) -> tuple[str, bool]:
     body = prepare_repro_body(spec.program)
     if spec.style != "pytorch":
         return body, False
@@ -100,7 +100,7 @@ def _indent(text: str, level: int) -> str:
     return "".join(f"{pad}{line}\n" if line.strip() else "\n" for line in text.splitlines())
 
 
-def test_block(spec: TestSpec, *, marked: bool) -> tuple[str, list[tuple[str, str]], bool]:
+def test_block(spec: FuzzTestSpec, *, marked: bool) -> tuple[str, list[tuple[str, str]], bool]:
     """(the block of code, the imports it needs as (module, name), whether assertions were rewritten)."""
     body, rewrote = _body(spec)
     comment = "".join(f"# {line}\n" for line in spec.comment)
@@ -109,7 +109,7 @@ def test_block(spec: TestSpec, *, marked: bool) -> tuple[str, list[tuple[str, st
     return (*_pytest_block(spec, body, comment, marked), rewrote)
 
 
-def _pytest_block(spec: TestSpec, body: str, comment: str, marked: bool) -> tuple[str, list[tuple[str, str]]]:
+def _pytest_block(spec: FuzzTestSpec, body: str, comment: str, marked: bool) -> tuple[str, list[tuple[str, str]]]:
     xfail = f"pytest.mark.xfail(strict=True, reason={spec.reason[:200]!r})"
     if not spec.devices:
         decorator = f"@{xfail}\n" if marked else ""
@@ -129,7 +129,7 @@ def _class_name(name: str) -> str:
     return "Test" + "".join(part.capitalize() for part in name.removeprefix("test_").split("_") if part)
 
 
-def _pytorch_block(spec: TestSpec, body: str, comment: str, marked: bool) -> tuple[str, list[tuple[str, str]]]:
+def _pytorch_block(spec: FuzzTestSpec, body: str, comment: str, marked: bool) -> tuple[str, list[tuple[str, str]]]:
     klass = _class_name(spec.name)
     imports: list[tuple[str, str]] = [(COMMON_UTILS, "TestCase")]
     if not spec.devices:
@@ -203,7 +203,7 @@ def _docstring_end(tree: ast.Module) -> int:
     return 0
 
 
-def fuzz_test(spec: TestSpec, path: str, existing: str | None, title: str) -> FuzzTest:
+def fuzz_test(spec: FuzzTestSpec, path: str, existing: str | None, title: str) -> FuzzTest:
     """The test file at `path` with the test added, marked and unmarked."""
     texts = []
     rewrote = False

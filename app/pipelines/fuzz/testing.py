@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from app.engine.fuzz.config import FuzzConfig
 from app.engine.fuzz.placement import choose_test_file
-from app.engine.testgen.device_test import TestSpec, fuzz_test
+from app.engine.testgen.device_test import FuzzTestSpec, fuzz_test
 from app.pipelines.base import RunContext, StageResult, State
 from app.pipelines.ci.job import ensure_checkout, halt, halted, phase_clock, run_timeout, tree_runner
 from app.pipelines.fuzz.state import FuzzState
@@ -44,7 +44,7 @@ def test_stage(ctx: RunContext, state: State) -> StageResult:
         return halt("test file is a symlink", f"{placement.path} is a symlink; not writing through it",
                     status="Partial")
     existing = target.read_text() if placement.exists else None
-    spec = TestSpec(fs.job.test_name, fs.program, config.style, tuple(fs.device_names()),
+    spec = FuzzTestSpec(fs.job.test_name, fs.program, config.style, tuple(fs.device_names()),
                     tuple(fs.failing_devices), comment_lines(fs, config), f"{fs.job.label}: {fs.error}")
     try:
         test = fuzz_test(spec, placement.path, existing, f"Fuzz repros found by Scrubbot ({fs.job.repo}).")

@@ -35,7 +35,7 @@ def check_test(runner: TreeRunner, worktree: Path, generated: dict[str, Any], *,
     result = runner.run(pytest_argv(generated["path"], extra=["-rA", "-k", generated["name"]]), timeout_s)
     output = result.output.text()
     seen = device_results(output, devices, generated["name"])
-    wanted = expected(devices, failing, marked=marked)
+    wanted = expected(devices, failing, marked=marked, style=generated.get("style", "pytest"))
     problems = [f"{device or 'the test'}: {seen.get(device, 'not run')}, expected {status}"
                 for device, status in wanted.items() if seen.get(device) != status]
     if not marked and failing and exception and not problems:
