@@ -71,6 +71,8 @@ def test_device_caveat_only_the_failing_device_is_an_expected_failure_and_the_fi
     assert "fast path" not in _show(bare, fix_commit, "tlib/compiler.py")
     changed = sorted(git("show", "--name-only", "--format=", fix_commit, cwd=bare).split())
     assert changed == ["tests/test_compile.py", "tlib/compiler.py"]
+    # Each commit went through the repository's linter (ruff.toml), in the sandbox.
+    assert [(k, v["linter"], v["exit"]) for k, v in state["lint"].items()] == [("test", "ruff", 0), ("fix", "ruff", 0)]
     assert "**Status**: Success" in ctx.artifacts["report.md"][1]
 
 
