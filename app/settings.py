@@ -13,11 +13,12 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.engine.sandbox.environments import parse_environments
+from app.domain import parse_environments
 
 SandboxKind = Literal["bwrap", "none"]
 
@@ -51,11 +52,22 @@ class Settings(BaseSettings):
     phase_pr_s: float = Field(300.0, gt=0)
     # Whether this worker may bind GPU device nodes into the sandbox (repro-gpu hosts only).
     gpu: bool = False
+    # People: GitHub OAuth login for the status page and the state-changing API.
+    oauth_client_id: str = ""
+    oauth_client_secret: str = ""
+    session_secret: str = ""
+    github_web_url: str = ""  # https://github.com; derived from github_api_url when unset
+    public_read: bool = True  # runs of public repositories may be read without signing in
+    api_tokens: str = ""  # comma-separated bearer tokens for scripts
+    # Leases: a running run's worker renews its lease; the reaper resumes an expired one.
+    lease_s: float = Field(60.0, gt=0)
+    reaper_interval_s: float = Field(60.0, gt=0)
+    max_attempts: int = Field(3, ge=1)
 
     @field_validator("environments")
     @classmethod
     def _environments_parse(cls, value: str) -> str:
-        parse_environments(value)
+        parse_environments(value, default_python=sys.executable)
         return value
 
     @property
@@ -84,6 +96,22 @@ class Settings(BaseSettings):
     @property
     def github_configured(self) -> bool:
         return bool(self.github_token or (self.github_app_id and self.github_private_key))
+
+    @property
+    def oauth_configured(self) -> bool:
+        """Login with GitHub is on: without it the service runs in local mode (no login)."""
+        return bool(self.oauth_client_id and self.oauth_client_secret and self.session_secret)
+
+    @property
+    def resolved_github_web_url(self) -> str:
+        """The web server behind the REST API: api.github.com -> github.com, GHES /api/v3 -> its host."""
+        if self.github_web_url:
+            return self.github_web_url.rstrip("/")
+        parts = urlsplit(self.github_api_url)
+        host = parts.netloc[len("api."):] if parts.netloc.startswith("api.") else parts.netloc
+        path = parts.path.rstrip("/")
+        path = path[: -len("/api/v3")] if path.endswith("/api/v3") else path
+        return f"{parts.scheme or 'https'}://{host}{path}"
 
     def ensure_data_dir(self) -> Path:
         self.data_dir.mkdir(parents=True, exist_ok=True)

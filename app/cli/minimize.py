@@ -38,7 +38,13 @@ def minimize_command(
     source = file.read_text()
     out = out or file.with_suffix(".min.py")
     started = time.monotonic()  # wall_s: the whole command's work, cold runs included
-    cold_run, warm_run, close = _runners(_interpreter(python), jobs, source)
+    from app.engine.sandbox.runner import SandboxUnavailable
+
+    try:
+        cold_run, warm_run, close = _runners(_interpreter(python), jobs, source)
+    except SandboxUnavailable as error:  # no bwrap, or no user namespaces for an ordinary user
+        fail(str(error))
+        return
     try:
         with _progress_bar(enabled=not as_json) as on_progress:
             outcome = minimize_repro(

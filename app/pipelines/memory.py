@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from app.domain import SignatureStore
+from app.domain import SignatureStore, StageSummary
 from app.pipelines.base import DEFAULT_QUEUE, State
 from app.settings import Settings
 
@@ -38,9 +38,15 @@ class MemoryRunContext:
     verdict: str | None = None
     error: str | None = None
     lines: list[str] = field(default_factory=list)
+    enqueued: list[int] = field(default_factory=list)  # runs a stage asked to start
 
     def completed_stages(self) -> dict[str, State]:
         return {r.stage: r.output for r in self.stages if r.status in ("done", "skipped")}
+
+    def stage_summaries(self) -> list[StageSummary]:
+        latest = {r.stage: r for r in self.stages}
+        return [StageSummary(r.stage, r.status, r.summary, round(r.ended - r.started, 3) if r.ended else None)
+                for r in sorted(latest.values(), key=lambda r: r.started)]
 
     def stage_started(self, stage: str) -> None:
         self.stages.append(StageRecord(stage, "running", started=time.time()))
@@ -56,6 +62,9 @@ class MemoryRunContext:
 
     def set_status(self, status: str, verdict: str | None = None, error: str | None = None) -> None:
         self.status, self.verdict, self.error = status, verdict, error
+
+    def enqueue_runs(self, run_ids: list[int]) -> None:
+        self.enqueued.extend(run_ids)
 
     def log(self, message: str) -> None:
         self.lines.append(message)

@@ -191,6 +191,7 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, R + "/issues/{number:int}/labels", "POST", h.add_labels),
         route(fake, R + "/issues/{number:int}/labels/{name:path}", "DELETE", h.remove_label),
         route(fake, R + "/collaborators/{user}", "GET", h.check_collaborator),
+        route(fake, R + "/collaborators/{user}/permission", "GET", h.get_permission),
         route(fake, R + "/actions/runs/{run:int}", "GET", h.get_run),
         route(fake, R + "/actions/runs/{run:int}/attempts/{attempt:int}", "GET", h.get_run),
         route(fake, R + "/actions/runs/{run:int}/jobs", "GET", h.list_jobs),
@@ -204,7 +205,9 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, "/_blobs/{key}", "GET", h.get_blob(fake), auth="none"),
         route(fake, "/_fake/writes", "GET", h.list_writes(fake), auth="none"),
     ]
-    app = Starlette(routes=routes)
+    from tests.fakes.fake_github_oauth import oauth_routes
+
+    app = Starlette(routes=routes + oauth_routes(fake))
     app.state.fake = fake
     return app
 

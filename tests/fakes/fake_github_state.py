@@ -39,6 +39,8 @@ class RepoState:
     issues: dict[int, Json] = field(default_factory=dict)
     comments: dict[int, list[Json]] = field(default_factory=dict)  # issue number -> comments
     collaborators: set[str] = field(default_factory=set)
+    roles: dict[str, str] = field(default_factory=dict)  # login -> admin/maintain/write/triage/read
+    private: bool = False
     runs: dict[int, Json] = field(default_factory=dict)  # run id -> latest attempt's run
     run_attempts: dict[tuple[int, int], Json] = field(default_factory=dict)
     jobs: dict[tuple[int, int], list[Json]] = field(default_factory=dict)  # (run, attempt)
@@ -123,9 +125,16 @@ class FakeGitHubState:
             r.issues[number]["comments"] = len(r.comments[number])
             return comment
 
-    def add_collaborator(self, repo: str, login: str) -> None:
+    def add_collaborator(self, repo: str, login: str, role: str = "write") -> None:
         with self.lock:
-            self.add_repo(repo).collaborators.add(login.lower())
+            state = self.add_repo(repo)
+            state.collaborators.add(login.lower())
+            state.roles[login.lower()] = role
+
+    def set_private(self, repo: str, private: bool = True) -> None:
+        """Make `repo` private: strangers get permission "none" and `private: true`."""
+        with self.lock:
+            self.add_repo(repo).private = private
 
     def add_workflow_run(
         self, repo: str, run_id: int | None = None, *, name: str = "CI",

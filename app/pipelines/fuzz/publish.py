@@ -113,7 +113,7 @@ def publish_stage(ctx: RunContext, state: State) -> StageResult:
         return StageResult(summary=f"{fs.job.branch} ({len(commits)} commits) pushed to {remote_for(ctx, fs.job.repo)}",
                            output=base)
     draft = {**state, "branch": fs.job.branch, "pr_url": "this pull request", "lint": lint}
-    body = render_run_report(build_report(draft, ctx.settings, ctx.completed_stages()))
+    body = render_run_report(build_report(draft, ctx.settings, ctx.completed_stages(), ctx.stage_summaries()))
     title = pr_title(fs) if len(commits) == 2 else f"[scrub] Failing test for {fs.job.label}: {fs.error}"
     pull = ctx.github.upsert_pull(fs.job.repo, head=fs.job.branch, base=fs.job.base, title=title[:250],
                                   body=body, draft=True)
@@ -125,7 +125,7 @@ def publish_stage(ctx: RunContext, state: State) -> StageResult:
 
 def report_stage(ctx: RunContext, state: State) -> StageResult:
     fs = FuzzState.of(state)
-    report = build_report(state, ctx.settings, ctx.completed_stages())
+    report = build_report(state, ctx.settings, ctx.completed_stages(), ctx.stage_summaries())
     ctx.save_artifact("report.md", "markdown", render_run_report(report))
     if fs.original_program:
         ctx.save_artifact("fuzzed_program.py", "repro", fs.original_program)

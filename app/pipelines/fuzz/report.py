@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.engine.report.render import RunReport, Section, StageLine, fence, inline_code, no_mentions
+from app.domain import StageSummary
 from app.pipelines.base import State
 from app.pipelines.fuzz.state import FuzzState
 
@@ -19,11 +20,11 @@ from app.pipelines.fuzz.state import FuzzState
 STAGE_ORDER = ("inputs", "checkout", "fuzz", "reproduce", "minimize", "test", "fix", "publish", "report")
 
 
-def stage_lines(completed: dict[str, State]) -> list[StageLine]:
-    """The execution log: every recorded stage in pipeline order, with its summary."""
-    names = [n for n in STAGE_ORDER if n in completed] + [n for n in completed if n not in STAGE_ORDER]
-    return [StageLine(name, "skipped" if completed[name].get("_skipped") else "done",
-                      completed[name].get("_duration_s"), completed[name].get("_summary", "")) for name in names]
+def stage_lines(summaries: list[StageSummary], completed: dict[str, State]) -> list[StageLine]:
+    """The execution log: every finished stage in pipeline order, with its summary and duration."""
+    by_name = {s.stage: s for s in summaries if s.stage in completed}
+    names = [n for n in STAGE_ORDER if n in by_name] + [n for n in by_name if n not in STAGE_ORDER]
+    return [StageLine(n, by_name[n].status, by_name[n].duration_s, by_name[n].summary) for n in names]
 
 
 def outcome(state: State, settings: Any) -> tuple[str, list[str]]:
@@ -90,7 +91,8 @@ def _next_steps(fs: FuzzState, state: State, status: str) -> list[str]:
     return steps
 
 
-def build_report(state: State, settings: Any, completed: dict[str, State]) -> RunReport:
+def build_report(state: State, settings: Any, completed: dict[str, State],
+                 summaries: list[StageSummary] = ()) -> RunReport:
     fs = FuzzState.of(state)
     status, reasons = outcome(state, settings)
     sections = []
@@ -120,7 +122,7 @@ def build_report(state: State, settings: Any, completed: dict[str, State]) -> Ru
         pr_url=state.get("pr_url"),
         test_created=(f"{fs.generated['path']}::{fs.generated['name']}" if fs.generated else None),
         changes=_changes(fs, state),
-        stages=stage_lines(completed),
+        stages=stage_lines(list(summaries), completed),
         next_steps=_next_steps(fs, state, status),
         contacts=[],
         facts=_facts(fs, state),

@@ -33,7 +33,7 @@ from app.engine.sandbox.capture import CapturedOutput
 from app.engine.sandbox.runner import ProcessResult
 from app.engine.sandbox.treerun import TreeTooLarge
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult, State
-from app.pipelines.ci.job import ensure_checkout, halt, halted, mirror_cache, noted, phase_clock, remote_for, \
+from app.pipelines.ci.job import ensure_checkout, halt, halted, mirror_cache, phase_clock, remote_for, \
     run_timeout, tree_runner
 from app.pipelines.fuzz.fix import fix_stage
 from app.pipelines.fuzz.publish import publish_stage, report_stage
@@ -256,13 +256,13 @@ def repro_queue(state: State) -> str:
 
 
 STAGES: list[Stage] = [
-    noted("inputs", inputs_stage),
-    noted("checkout", checkout_stage, queue=repro_queue),
-    noted("fuzz", fuzz_stage, queue=repro_queue),
-    noted("reproduce", reproduce_stage, queue=repro_queue),
-    noted("minimize", minimize_stage, queue=repro_queue, optional=True),
-    noted("test", test_stage, queue=repro_queue),
-    noted("fix", fix_stage, queue=repro_queue),
-    noted("publish", publish_stage),
-    noted("report", report_stage),
+    Stage("inputs", inputs_stage),
+    Stage("checkout", checkout_stage, queue=repro_queue),
+    Stage("fuzz", fuzz_stage, queue=repro_queue),
+    Stage("reproduce", reproduce_stage, queue=repro_queue),
+    Stage("minimize", minimize_stage, queue=repro_queue, optional=True),
+    Stage("test", test_stage, queue=repro_queue),
+    Stage("fix", fix_stage, queue=repro_queue),
+    Stage("publish", publish_stage),
+    Stage("report", report_stage),
 ]
