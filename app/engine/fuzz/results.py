@@ -46,11 +46,12 @@ def device_results(output: str, devices: Sequence[str], name: str) -> dict[str, 
 
 
 def expected(devices: Sequence[str], failing: Sequence[str], *, marked: bool, style: str = "pytest") -> dict[str, str]:
-    """What each device must show: failing devices FAILED (XFAIL once marked), others PASSED.
+    """What each device must show: failing devices FAILED (XFAIL once marked), others PASSED
+    (a device-independent test is device "", failing when `failing` holds "").
 
     PyTorch's per-device `expectedFailureCPU` (and kin) swallow the failure and report a pass
     (measured with torch 2.13 under pytest), so a marked failing device of a device-generic
     PyTorch test shows PASSED; that it fails at all was checked on the unmarked run."""
     keys = list(devices) or [""]
     bad = ("PASSED" if style == "pytorch" and devices else "XFAIL") if marked else "FAILED"
-    return {d: (bad if (d in failing or not devices) else "PASSED") for d in keys}
+    return {d: (bad if d in failing else "PASSED") for d in keys}

@@ -20,6 +20,7 @@ def test_expected_statuses():
     assert expected(["cpu", "accel"], ["accel"], marked=True) == {"cpu": "PASSED", "accel": "XFAIL"}
     assert expected(["cpu", "accel"], ["accel"], marked=False) == {"cpu": "PASSED", "accel": "FAILED"}
     assert expected([], [""], marked=True) == {"": "XFAIL"}
+    assert expected([], [], marked=False) == {"": "PASSED"}  # device-independent, with the fix
 
 
 def test_pytorch_device_expected_failures_report_a_pass():
