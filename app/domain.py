@@ -7,7 +7,7 @@ them: one definition each, here (import-linter keeps this module free of every o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
@@ -99,7 +99,7 @@ def parse_environments(spec: str | dict[str, str] | None, default_python: str) -
 
 # --- `/scrub` commands ----------------------------------------------------------------------
 
-COMMANDS = ("approve", "retry", "bisect", "minimize")
+COMMANDS = ("approve", "retry", "bisect", "minimize", "fuzz")
 FORCE_FLAGS = {"bisect": "force_bisect", "minimize": "force_minimize"}
 
 HELP_TEXT = """Scrubbot commands (collaborators only):
@@ -108,6 +108,8 @@ HELP_TEXT = """Scrubbot commands (collaborators only):
 - `/scrub retry`: run the latest scrub of this issue again from the start
 - `/scrub bisect`: find the version that changed the outcome, even if not needed
 - `/scrub minimize`: shrink the reproduction again
+- `/scrub fuzz <seed>`: run the repository's fuzzer with that seed; a failing test (and a
+  verified fix, when one is configured) lands as a draft PR from `scrub/fuzz-<seed>`
 """
 
 
@@ -115,6 +117,7 @@ HELP_TEXT = """Scrubbot commands (collaborators only):
 class Command:
     name: str  # one of COMMANDS, or "help" for anything else
     word: str = ""  # what was typed after /scrub
+    args: str = field(default="", compare=False)  # the rest of the line (`/scrub fuzz 42` -> "42")
 
 
 def parse_command(body: str | None) -> Command | None:
@@ -124,7 +127,7 @@ def parse_command(body: str | None) -> Command | None:
     if not words or words[0].lower() != "/scrub":
         return None
     word = words[1].lower() if len(words) > 1 else ""
-    return Command(word if word in COMMANDS else "help", word)
+    return Command(word if word in COMMANDS else "help", word, " ".join(words[2:])[:200])
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ class CommandRequest:
     user: str
     installation_id: int | None = None
     issue_url: str = ""
+    args: str = ""  # what followed the command word (the seed of `/scrub fuzz <seed>`)
 
 
 # --- CI failure signatures ------------------------------------------------------------------

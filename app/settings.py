@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     sandbox_memory_mb: int = Field(4096, gt=0)
     repro_timeout: float = Field(120.0, gt=0)
     fix_command: str = ""
+    # The fuzz job's fix sandbox: host variables passed in by name (comma-separated; names that
+    # look like secrets are refused), and whether it keeps the network.
+    fix_env: str = ""
+    fix_network: bool = False
     ci_repeat_threshold: int = Field(2, ge=1)
     public_url: str = ""
     # Phase limits of the CI job (seed 002: reproduce 5 min, fix 10 min, PR 5 min).

@@ -49,9 +49,10 @@ def _run_pipeline(self: Any, run_id: int) -> str:
 
 @shared_task(name=HANDLE_COMMENT_TASK, bind=True, max_retries=MAX_RETRIES)
 def handle_comment(
-    self: Any, command: str, repo: str, issue: int, user: str, installation_id: int | None = None, issue_url: str = ""
+    self: Any, command: str, repo: str, issue: int, user: str, installation_id: int | None = None, issue_url: str = "",
+    args: str = "",
 ) -> str:
-    request = CommandRequest(command, repo, issue, user, installation_id, issue_url)
+    request = CommandRequest(command, repo, issue, user, installation_id, issue_url, args)
     try:
         return execute_command(request, worker_services(self.app))
     except Exception as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typer
 
-from app.cli import bisect, cilog, demo, envs, issue, minimize, repro, service
+from app.cli import bisect, cilog, demo, envs, fuzz, issue, minimize, repro, service
 
 app = typer.Typer(
     name="scrub",
@@ -21,7 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (service, repro, minimize, issue, cilog, bisect, envs, demo):
+for module in (service, repro, minimize, issue, cilog, bisect, envs, demo, fuzz):
     module.register(app)
 
 

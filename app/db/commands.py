@@ -7,6 +7,7 @@ Semantics (each acts on the issue's latest run; the caller enqueues the returned
 - `retry`: the latest finished run starts over: its stage events are deleted, its verdict and
   error cleared, and it is queued again. It keeps its id, so its GitHub comment (marker keyed
   on the run id) is edited rather than duplicated. With no run yet, a new one starts.
+- `fuzz <seed>`: a new `fuzz` run (seed 000) for the repository, whatever the issue's runs.
 - `bisect` / `minimize`: the latest run gets `params["force_bisect"|"force_minimize"] = True`
   and that stage and every stage after it (report, comment) run again; earlier stages stay done.
   With no run yet, a new one starts with the flag set.
@@ -102,6 +103,8 @@ def apply_command(session: Session, request: CommandRequest, stage_names: Sequen
 
     `stage_names`: the issue pipeline's stages in order, for `bisect` / `minimize`."""
     command = request.command
+    if command == "fuzz":
+        return start_fuzz_run(session, request)
     if command == "approve":
         run = queries.latest_issue_run(session, request.repo, request.issue, RunStatus.awaiting_approval)
         return approve(session, run, request.user) if run else Outcome("no run is awaiting approval")
@@ -113,6 +116,25 @@ def apply_command(session: Session, request: CommandRequest, stage_names: Sequen
     if command in FORCE_FLAGS:
         return rerun_from(session, run, command, stage_names)
     raise ValueError(f"unknown command {command!r}")
+
+
+def start_fuzz_run(session: Session, request: CommandRequest) -> Outcome:
+    """`/scrub fuzz <seed>`: a new `fuzz` run on the repository's default branch (seed 000)."""
+    seed = request.args.split()[0] if request.args.split() else ""
+    if not seed.lstrip("-").isdigit():
+        return Outcome("usage: /scrub fuzz <seed> (an integer seed of the repository's fuzzer)")
+    run = queries.create_run(
+        session,
+        kind="fuzz",
+        repo=request.repo,
+        issue=request.issue,
+        target=f"fuzz seed {seed}",
+        trigger="comment:fuzz",
+        installation_id=request.installation_id,
+        params={"repo": request.repo, "fuzz-seed": seed, "trigger": "comment", "issue": request.issue,
+                "requested_by": request.user},
+    )
+    return Outcome(f"fuzz run {run.id} started for seed {seed}", run.id, DEFAULT_QUEUE)
 
 
 def _start_issue_run(session: Session, request: CommandRequest, command: str) -> Outcome:

@@ -130,6 +130,7 @@ def _comment(payload: dict[str, Any]) -> Decision:
         user=str(user),
         installation_id=as_int(dig(payload, "installation", "id")),
         issue_url=dig(payload, "issue", "html_url", default=""),
+        args=command.args,
     )
 
 
@@ -169,6 +170,18 @@ def _dispatch(payload: dict[str, Any]) -> Decision:
         return Ignore("workflow_dispatch without a repository")
     inputs = dig(payload, "inputs", default={})
     inputs = inputs if isinstance(inputs, dict) else {}
+    if str(inputs.get("fuzz-seed") or "").strip() or str(inputs.get("fuzzed-program") or "").strip():
+        return StartRun(  # seed 000: a fuzz seed or a fuzzed program -> the fuzz job
+            kind="fuzz",
+            repo=repo,
+            target=f"fuzz seed {inputs['fuzz-seed']}" if inputs.get("fuzz-seed") else "a fuzzed program",
+            trigger="dispatch",
+            installation_id=as_int(dig(payload, "installation", "id")),
+            params={"repo": repo, "ref": dig(payload, "ref", default=""), "trigger": "dispatch",
+                    "fuzz-seed": str(inputs.get("fuzz-seed") or "").strip(),
+                    "fuzzed-program": str(inputs.get("fuzzed-program") or ""),
+                    "requested_by": dig(payload, "sender", "login", default="")},
+        )
     return StartRun(
         kind="improve",
         repo=repo,

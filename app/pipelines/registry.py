@@ -16,7 +16,7 @@ PIPELINE_MODULES: dict[str, str] = {
     "ci_ingest": "app.pipelines.ci.ingest",
     "ci_failure": "app.pipelines.ci.stages",
     "improve": "app.pipelines.ci.improve",
-    "fuzz": "app.pipelines.fuzz_bug",
+    "fuzz": "app.pipelines.fuzz.stages",
     # A two-stage pipeline with no dependencies: smoke-tests a deployment's queues and workers.
     "selftest": "app.pipelines.selftest",
 }

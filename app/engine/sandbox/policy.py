@@ -75,6 +75,8 @@ class SandboxSpec:
     threads: int | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     state_dir: str = "/run/scrub-sandbox"
+    # Keep the host's network (the fix stage with SCRUB_FIX_NETWORK=true only); repros never.
+    network: bool = False
 
 
 def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
@@ -210,7 +212,7 @@ def bwrap_launch(spec: SandboxSpec, uid: int | None, files: Mapping[str, bytes],
         env_args += ["--setenv", name, value]
     limits = spec.limits
     argv = [
-        bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
+        bwrap, "--unshare-all", *(["--share-net"] if spec.network else []), "--unshare-user", "--disable-userns",
         "--die-with-parent", "--new-session",
         *_system_binds(), "--proc", "/proc", "--dev", "/dev",
         *(_gpu_binds() if spec.gpu else []),

@@ -114,6 +114,8 @@ def test_the_shipped_dispatch_workflow_offers_exactly_the_inputs_the_job_reads()
 
     workflow = yaml.safe_load((ROOT / ".github/workflows" / DISPATCH_WORKFLOW).read_text())
     inputs = workflow[True]["workflow_dispatch"]["inputs"]  # YAML 1.1 reads the key `on` as True
-    assert set(inputs) == {"deterministic", "url", "prompt", "raw-logs", "existing-test-path"}
+    # The improve job's inputs, and the fuzz job's (`fuzz-seed`, `fuzzed-program`: app.pipelines.fuzz).
+    assert set(inputs) == {"deterministic", "url", "prompt", "raw-logs", "existing-test-path",
+                           "fuzz-seed", "fuzzed-program"}
     assert inputs["deterministic"]["type"] == "boolean"
     assert workflow["permissions"] == {}

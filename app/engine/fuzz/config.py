@@ -1,0 +1,126 @@
+"""A repository's fuzz settings: the `fuzz:` section of its `.github/scrub.yml`.
+
+    fuzz:
+      command: python tools/fuzz.py --seed {seed}   # the repository's own fuzzer
+      devices: [cpu, cuda]                           # device kinds a test runs on
+      style: pytorch                                 # or pytest (default: detected)
+      test-file: test/test_ops.py                    # where the test goes (default: chosen)
+      lint: ruff                                     # lintrunner, ruff or none (default: detected)
+
+Every key is optional. Defaults: TorchFuzz's command, `cpu` (plus `cuda` on a GPU worker),
+the style and the linter the checkout shows (PyTorch: a `torch/` package and a `test/`
+tree; `.lintrunner.toml` -> lintrunner, a ruff configuration -> ruff). The file is read from
+the checkout without following symlinks; a malformed file is an error with its reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CONFIG_PATH = ".github/scrub.yml"
+DEFAULT_COMMAND = "python tools/experimental/torchfuzz/torchfuzz.py --seed {seed}"
+STYLES = ("pytorch", "pytest")
+LINTERS = ("lintrunner", "ruff", "none")
+_DEVICE = re.compile(r"[a-z][a-z0-9_]{0,15}")
+
+
+class FuzzConfigError(ValueError):
+    """`.github/scrub.yml` has a `fuzz:` section Scrubbot cannot use; the message says why."""
+
+
+@dataclass(frozen=True)
+class FuzzConfig:
+    command: str = DEFAULT_COMMAND
+    devices: tuple[str, ...] = ("cpu",)
+    style: str = "pytest"
+    test_file: str = ""
+    lint: str = "none"
+    notes: list[str] = field(default_factory=list, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FuzzConfig:
+        return cls(**{**data, "devices": tuple(data.get("devices", ("cpu",)))})
+
+    def fuzz_argv(self, seed: int) -> list[str]:
+        """The fuzzer's command for `seed` as `python` arguments (the sandbox runs python)."""
+        words = self.command.replace("{seed}", str(seed)).split()
+        if not words or not re.fullmatch(r"python[\d.]*", words[0]):
+            raise FuzzConfigError(f"fuzz command must start with python: {self.command!r}")
+        return words[1:]
+
+
+def _regular_file(root: Path, rel: str) -> Path | None:
+    """`root/rel` when it is a regular file reached without any symlink, else None."""
+    path = root
+    for part in Path(rel).parts:
+        path = path / part
+        if path.is_symlink():
+            return None
+    return path if path.is_file() else None
+
+
+def _text(root: Path, rel: str, limit: int = 1 << 20) -> str:
+    path = _regular_file(root, rel)
+    if path is None or path.stat().st_size > limit:
+        return ""
+    return path.read_text(errors="replace")
+
+
+def detect_style(root: Path) -> str:
+    return "pytorch" if _regular_file(root, "torch/__init__.py") and (root / "test").is_dir() else "pytest"
+
+
+def detect_lint(root: Path) -> str:
+    if _regular_file(root, ".lintrunner.toml"):
+        return "lintrunner"
+    if _regular_file(root, "ruff.toml") or _regular_file(root, ".ruff.toml") \
+            or "[tool.ruff" in _text(root, "pyproject.toml"):
+        return "ruff"
+    return "none"
+
+
+def _choice(section: dict, key: str, allowed: tuple[str, ...], default: str) -> str:
+    value = section.get(key, default)
+    if value not in allowed:
+        raise FuzzConfigError(f"{CONFIG_PATH}: fuzz.{key} must be one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def load_fuzz_config(root: Path, *, gpu: bool = False) -> FuzzConfig:
+    """The checkout's fuzz settings with the defaults filled in."""
+    text = _text(root, CONFIG_PATH)
+    try:
+        data = yaml.safe_load(text) if text else {}
+    except yaml.YAMLError as exc:
+        raise FuzzConfigError(f"{CONFIG_PATH} is not valid YAML: {exc}") from None
+    section = (data or {}).get("fuzz") if isinstance(data, dict) else None
+    section = section or {}
+    if not isinstance(section, dict):
+        raise FuzzConfigError(f"{CONFIG_PATH}: `fuzz` must be a mapping")
+    command = section.get("command", DEFAULT_COMMAND)
+    if not isinstance(command, str) or "{seed}" not in command:
+        raise FuzzConfigError(f"{CONFIG_PATH}: fuzz.command must be a string containing {{seed}}")
+    devices = section.get("devices") or (["cpu", "cuda"] if gpu else ["cpu"])
+    if isinstance(devices, str):
+        devices = [d.strip() for d in devices.split(",") if d.strip()]
+    if not isinstance(devices, list) or not all(isinstance(d, str) and _DEVICE.fullmatch(d) for d in devices):
+        raise FuzzConfigError(f"{CONFIG_PATH}: fuzz.devices must be a list of device names like cpu, cuda")
+    test_file = section.get("test-file", "")
+    if test_file and (not isinstance(test_file, str) or ".." in Path(test_file).parts or test_file.startswith("/")
+                      or not test_file.endswith(".py")):
+        raise FuzzConfigError(f"{CONFIG_PATH}: fuzz.test-file must be a relative path to a .py file")
+    return FuzzConfig(
+        command=command,
+        devices=tuple(dict.fromkeys(devices)),
+        style=_choice(section, "style", STYLES, detect_style(root)),
+        test_file=test_file,
+        lint=_choice(section, "lint", LINTERS, detect_lint(root)),
+    )

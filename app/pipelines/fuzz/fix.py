@@ -1,0 +1,122 @@
+"""The fuzz job's fix stage (seed 000, steps 2-3), only with `SCRUB_FIX_COMMAND` set.
+
+The command runs in the SANDBOX over a copy of the worktree (the xfail test in place): the
+worktree's files are the only thing it can change (`app.engine.fuzz.treework.run_in_copy`),
+its environment is the sandbox's plus the variables named in `SCRUB_FIX_ENV` (secret-looking
+names refused) and the `SCRUBBOT_*` facts below, and it has the network only with
+`SCRUB_FIX_NETWORK=true`. Its change (without the test and the summary file) is kept as a
+patch. Then, in the sandbox: the test without its marker must pass on every device; the
+related tests (same file, same operations) must pass; and with the fix reverted the test must
+fail again with the bug's error. A fix that falls short of any of these is reported, not
+published.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from app.engine.fuzz.summary import SUMMARY_FILE, parse_summary
+from app.engine.fuzz.treework import ChangesRefused, apply_changes, run_in_copy
+from app.engine.git.repo import git
+from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec
+from app.pipelines.base import RunContext, StageResult, State
+from app.pipelines.ci.job import ensure_checkout, halt, halted, phase_clock, run_timeout, tree_runner
+from app.pipelines.fuzz.state import FuzzState
+from app.pipelines.fuzz.verify import check_test, related_tests
+
+CHANGES_TAIL_BYTES = 32 << 20
+
+
+def fix_env(settings, fs: FuzzState) -> dict[str, str]:
+    """What the fix command sees beyond the sandbox's own environment."""
+    names = [n.strip() for n in (settings.fix_env or "").split(",") if n.strip()]
+    env = {name: os.environ[name] for name in names if name in os.environ}
+    generated = fs.generated
+    env |= {
+        "SCRUBBOT_TEST": f"{generated['path']}::{generated['name']}",
+        "SCRUBBOT_TEST_FILE": generated["path"],
+        "SCRUBBOT_FAILURE": fs.error,
+        "SCRUBBOT_FUZZ_SEED": "" if fs.job.seed is None else str(fs.job.seed),
+        "SCRUBBOT_DEVICES": ",".join(fs.failing_devices),
+        "SCRUBBOT_SUMMARY_FILE": SUMMARY_FILE,
+    }
+    return env
+
+
+def fix_sandbox(ctx: RunContext, env: dict[str, str]) -> Sandbox:
+    settings = ctx.settings
+    spec = SandboxSpec(kind=settings.resolved_sandbox, env=env, network=bool(settings.fix_network),
+                       gpu=bool(settings.gpu),
+                       limits=Limits(memory_mb=settings.sandbox_memory_mb, tail_bytes=CHANGES_TAIL_BYTES))
+    return Sandbox(spec)
+
+
+def _revert(worktree: Path, touched: list[str]) -> None:
+    for rel in touched:
+        tracked = git("ls-files", "--error-unmatch", "--", rel, cwd=worktree, check=False).strip()
+        if tracked:
+            git("checkout", "HEAD", "--", rel, cwd=worktree)
+        elif (worktree / rel).is_file():
+            (worktree / rel).unlink()
+
+
+def fix_stage(ctx: RunContext, state: State) -> StageResult:
+    command = ctx.settings.fix_command
+    if not command:
+        return StageResult(summary="no fix command configured (SCRUB_FIX_COMMAND): a PR with the test alone",
+                           skipped=True)
+    if skip := halted(state):
+        return skip
+    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "fix")
+    generated = fs.generated
+    worktree = ensure_checkout(ctx, fs.job)
+    (worktree / generated["path"]).parent.mkdir(parents=True, exist_ok=True)
+    (worktree / generated["path"]).write_text(generated["marked"])
+    try:
+        sandbox = fix_sandbox(ctx, fix_env(ctx.settings, fs))
+    except ValueError as exc:  # a SCRUB_FIX_ENV name that looks like a secret
+        fix = {"verified": False, "summary": f"the fix command was not run: {exc}"}
+        return StageResult(summary=fix["summary"], output={"fix": fix, **clock.state()})
+    ran = run_in_copy(sandbox, worktree, command, max(clock.remaining_s, 1.0))
+    if ran.timed_out:
+        return halt("fix command timed out", **clock.exceeded("fix", "the fix command was stopped"),
+                    status="Partial", extra=clock.state())
+    summary = parse_summary(ran.changed.get(SUMMARY_FILE, b"").decode("utf-8", "replace"))
+    try:
+        touched = apply_changes(worktree, ran, keep={generated["path"], SUMMARY_FILE})
+    except ChangesRefused as exc:
+        touched = []
+        ran_log = f"{exc}"
+    else:
+        ran_log = ""
+    git("add", "-A", "--", *touched, cwd=worktree) if touched else None
+    patch = git("diff", "--cached", "--binary", "HEAD", "--", *touched, cwd=worktree) if touched else ""
+    git("reset", "--quiet", cwd=worktree)
+    fix: dict = {"command_exit": ran.exit_code, "log": (ran.output + ran_log)[-3000:], "patch": patch,
+                 "files": touched, "summary_text": summary.to_dict(), "questions": summary.render()}
+    if not patch.strip():
+        fix |= {"verified": False, "summary": "the fix command changed nothing" + (f" ({ran_log})" if ran_log else "")}
+        return StageResult(summary=fix["summary"], output={"fix": fix, **clock.state()})
+    runner = tree_runner(ctx, worktree)
+    timeout = run_timeout(ctx, clock) * 2
+    devices = fs.device_names()
+    passes = check_test(runner, worktree, generated, marked=False, devices=devices, failing=[],
+                        exception="", message="", timeout_s=timeout)
+    related = related_tests(runner, generated, fs.operations, timeout)
+    _revert(worktree, touched)
+    reverted = check_test(runner, worktree, generated, marked=False, devices=devices, failing=fs.failing_devices,
+                          exception=state.get("exception", ""), message=state.get("message", ""), timeout_s=timeout)
+    fix["checks"] = {"passes": passes, "related": related, "fails_when_reverted": reverted}
+    problems = []
+    if not passes["ok"]:
+        problems.append("with the fix the test does not pass (" + "; ".join(passes["problems"]) + ")")
+    if not related["ok"]:
+        problems.append("the fix breaks related tests: " + (", ".join(related["failed"]) or related["summary"]))
+    if not reverted["ok"]:
+        problems.append("with the fix reverted the test does not fail again (" + "; ".join(reverted["problems"]) + ")")
+    fix["verified"] = not problems
+    fix["problems"] = problems
+    fix["summary"] = ("verified: the test passes with the fix, fails without it; " + related["summary"]
+                      if not problems else "; ".join(problems))
+    return StageResult(summary=fix["summary"][:300], output={"fix": fix, **clock.state()})

@@ -1,0 +1,268 @@
+"""The fuzz job (seed 000): a fuzz seed or a fuzzed program -> a failing test, a verified fix,
+two commits on `scrub/fuzz-<seed>` and a draft PR.
+
+    inputs     the seed or the program, the repository and its commit           [reproduce]
+    checkout   the repository at that commit (the CI job's mirror + worktree); .github/scrub.yml
+    fuzz       the repository's own fuzzer with the seed, in the sandbox -> program + error
+    reproduce  the program on each device kind, in the sandbox: which devices fail, with what
+    minimize   the existing minimizer, keeping the same error (optional stage)
+    test       the test in the file that covers the operation, device-generic; verified to
+               fail with the error without the marker and to xfail with it
+    fix        SCRUB_FIX_COMMAND in a sandbox; marker removed -> passes; related tests pass;
+               fix reverted -> fails again (app.pipelines.fuzz.fix)                [fix]
+    publish    commit 1 the xfail test, commit 2 the fix; linted; pushed; draft PR   [pr]
+    report     report.md; the run's status (app.pipelines.fuzz.report)
+
+The checkout, the sandbox, the phase clock and halting are the CI job's
+(`app.pipelines.ci.job`); untrusted code (the fuzzer, the program, the tests) runs only in the
+sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from app.engine.fuzz.config import FuzzConfig, FuzzConfigError, load_fuzz_config
+from app.engine.fuzz.output import FuzzOutputError, error_of, parse_fuzz_output
+from app.engine.fuzz.program import ProgramFacts, needs_device, on_device, operations, split_device
+from app.engine.fuzz.treework import ProgramRunner
+from app.engine.git.repo import GitError, git, head_commit
+from app.engine.minimize.oracle import signature_of
+from app.engine.minimize.session import NothingToKeep, minimize_repro, original_signature
+from app.engine.sandbox.capture import CapturedOutput
+from app.engine.sandbox.runner import ProcessResult
+from app.engine.sandbox.treerun import TreeTooLarge
+from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult, State
+from app.pipelines.ci.job import ensure_checkout, halt, halted, mirror_cache, phase_clock, remote_for, \
+    run_timeout, tree_runner
+from app.pipelines.fuzz.fix import fix_stage
+from app.pipelines.fuzz.publish import publish_stage, report_stage
+from app.pipelines.fuzz.state import DeviceRun, FuzzJob, FuzzState
+from app.pipelines.fuzz.testing import test_stage
+
+MINIMIZE_BUDGET_S = 120.0
+# What a candidate that also fails on a passing device counts as: a pass (not this bug).
+PASSED = ProcessResult(0, None, False, 0.0, CapturedOutput(), "cold")
+
+
+def _seed(value: object) -> int | None:
+    text = str(value).strip() if value is not None else ""
+    if not text:
+        return None
+    if not text.lstrip("-").isdigit():
+        raise ValueError(f"the fuzz seed must be an integer, not {text[:40]!r}")
+    return int(text)
+
+
+def _head_of(ctx: RunContext, repo: str, ref: str) -> str:
+    """The commit of `ref`, or of the default branch (the mirror's HEAD, else main, else master)."""
+    mirror = mirror_cache(ctx).sync(repo, remote_for(ctx, repo))
+    for name in ([ref] if ref else ["HEAD", "main", "master"]):
+        found = git("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", cwd=mirror, check=False).strip()
+        if found:
+            return found
+    raise GitError(f"no commit for {ref or 'the default branch'}")
+
+
+def inputs_stage(ctx: RunContext, state: State) -> StageResult:
+    """The run's params (dispatch inputs `fuzz-seed` / `fuzzed-program`, a comment, the CLI)."""
+    params = ctx.params
+    repo, ref = params.get("repo", ""), params.get("ref") or ""
+    program = params.get("fuzzed-program") or params.get("program") or ""
+    bare = {"job": FuzzJob(repo=repo, trigger=params.get("trigger", "")).to_dict()}
+    try:
+        seed = _seed(params.get("fuzz-seed", params.get("seed")))
+    except ValueError as exc:
+        return halt("bad seed", str(exc), status="Failed", extra=bare)
+    if (seed is None) == (not program.strip()):
+        return halt("bad inputs", "give exactly one of a fuzz seed or a fuzzed program", status="Failed", extra=bare)
+    if program:
+        try:
+            ast.parse(program)
+        except SyntaxError as exc:
+            return halt("bad program", f"the fuzzed program is not valid Python: {exc.msg} (line {exc.lineno})",
+                        status="Failed", extra=bare)
+    job = FuzzJob(repo=repo, seed=seed, program=program, ref=ref, trigger=params.get("trigger", ""),
+                  requested_by=params.get("requested_by", ""), issue=params.get("issue"),
+                  base=params.get("base") or ref.removeprefix("refs/heads/") or "main")
+    try:
+        job.head_sha = params.get("head_sha") or _head_of(ctx, repo, ref)
+    except GitError as exc:
+        return halt("cannot resolve the ref", f"cannot resolve {ref or 'HEAD'}: {exc}", status="Failed",
+                    extra={"job": job.to_dict()})
+    return StageResult(summary=f"{job.label} on {repo}@{job.head_sha[:12]}",
+                       output={"job": job.to_dict(), "offline": bool(params.get("offline"))})
+
+
+def checkout_stage(ctx: RunContext, state: State) -> StageResult:
+    if skip := halted(state):
+        return skip
+    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
+    try:
+        worktree = ensure_checkout(ctx, fs.job)
+        config = load_fuzz_config(worktree, gpu=bool(ctx.settings.gpu))
+    except GitError as exc:
+        return halt("checkout failed", f"checkout failed: {exc}", status="Failed", extra=clock.state())
+    except FuzzConfigError as exc:
+        return halt("bad .github/scrub.yml", str(exc), status="Failed", extra=clock.state())
+    return StageResult(summary=f"{fs.job.repo}@{head_commit(worktree)[:12]}; {config.style} style, "
+                       f"devices {', '.join(config.devices)}, lint {config.lint}",
+                       output={"commit": head_commit(worktree), "config": config.to_dict(), **clock.state()})
+
+
+def fuzz_stage(ctx: RunContext, state: State) -> StageResult:
+    """Run the repository's fuzzer with the seed (in the sandbox); its output gives the program."""
+    if skip := halted(state):
+        return skip
+    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
+    if fs.job.seed is None:
+        return StageResult(summary="a fuzzed program was given: no fuzzer to run", skipped=True,
+                           output={"program": fs.job.program, "original_program": fs.job.program})
+    config = FuzzConfig.from_dict(fs.config)
+    try:
+        argv = config.fuzz_argv(fs.job.seed)
+        result = tree_runner(ctx, ensure_checkout(ctx, fs.job)).run(argv, run_timeout(ctx, clock))
+    except (FuzzConfigError, TreeTooLarge) as exc:
+        return halt("cannot run the fuzzer", str(exc), status="Failed")
+    output = result.output.text()
+    base = {"fuzz_output": output[-6000:], **clock.state()}
+    if result.timed_out:
+        return halt("fuzzer timed out", f"the fuzzer did not finish with seed {fs.job.seed} in time",
+                    status="Failed", extra=base)
+    try:
+        finding = parse_fuzz_output(output)
+    except FuzzOutputError as exc:
+        return halt("no program in the fuzzer's output", str(exc), status="Failed", extra=base)
+    if finding is None:
+        reason = f"the fuzzer ran seed {fs.job.seed} without a failure (exit code {result.exit_code})"
+        return halt("no failure", reason, status="Failed", extra=base)
+    return StageResult(summary=f"seed {fs.job.seed}: {finding.error_line}"[:300],
+                       output={**base, "program": finding.program, "original_program": finding.program,
+                               "fuzz_error": finding.error_line if finding.exception else ""})
+
+
+def program_runner(ctx: RunContext, worktree) -> ProgramRunner:
+    return ProgramRunner(tree_runner(ctx, worktree).sandbox, worktree)
+
+
+def run_on_devices(runner: ProgramRunner, program: str, devices: list[str], timeout_s: float) -> list[DeviceRun]:
+    """The program once per device ([""] when it names no device)."""
+    runs = []
+    for device in devices:
+        source = on_device(program, device) if device else program
+        result = runner.run(source, timeout_s)
+        signature = signature_of(result, source)
+        runs.append(DeviceRun(device, signature is not None, signature.describe() if signature else "",
+                              result.output.tail_text(3000) if signature else ""))
+    return runs
+
+
+def device_list(config: FuzzConfig, facts: ProgramFacts) -> list[str]:
+    if facts.device is None:
+        return [""]
+    return list(dict.fromkeys([*config.devices, facts.device]))
+
+
+def reproduce_stage(ctx: RunContext, state: State) -> StageResult:
+    if skip := halted(state):
+        return skip
+    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
+    facts = ProgramFacts.of(fs.program)
+    devices = device_list(FuzzConfig.from_dict(fs.config), facts)
+    runner = program_runner(ctx, ensure_checkout(ctx, fs.job))
+    try:
+        runs = run_on_devices(runner, fs.program, devices, run_timeout(ctx, clock))
+    except TreeTooLarge as exc:
+        return halt("checkout too large", str(exc), status="Failed")
+    failing = [r for r in runs if r.fails]
+    output = {"devices": [r.__dict__ for r in runs], "failing_devices": [r.device for r in failing],
+              "operations": list(facts.operations), "tolerances": facts.tolerances, **clock.state()}
+    if not failing:
+        return halt("does not reproduce", "the program runs without error on " +
+                    (", ".join(devices) if devices != [""] else "this worker"), status="Failed", extra=output)
+    wanted = fs.fuzz_error.split(":", 1)[0].strip()
+    same = [r for r in failing if not wanted or r.error.split(":", 1)[0].strip() == wanted]
+    if not same:
+        reason = f"the program fails, but with {failing[0].error}, not with the fuzzer's {fs.fuzz_error}"
+        return halt("a different error", reason, status="Failed", extra=output)
+    exception, message = error_of(same[0].output)
+    output |= {"error": same[0].error, "exception": exception or same[0].error.split(":", 1)[0],
+               "message": message, "failing_devices": [r.device for r in same]}
+    where = ", ".join(r.device for r in same if r.device) or "every run"
+    return StageResult(summary=f"{same[0].error} on {where}"[:300], output=output)
+
+
+def minimize_stage(ctx: RunContext, state: State) -> StageResult:
+    """The existing minimizer over the checkout, on a failing device, keeping the same error.
+
+    The device statement stays in front of every candidate (`split_device`): a bug that needs
+    the device keeps it; one that does not loses it, and the smaller program is kept only if it
+    still fails on exactly the devices the original failed on (then, without a device, it is
+    one device-independent case, which needs every device to fail)."""
+    if skip := halted(state):
+        return skip
+    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
+    runner = program_runner(ctx, ensure_checkout(ctx, fs.job))
+    device = fs.failing_devices[0]
+    prologue, rest = split_device(on_device(fs.program, device) if device else fs.program)
+    passing = next((d.device for d in fs.devices if not d.fails), None)
+    timeout = run_timeout(ctx, clock)
+    try:
+        expected = original_signature(prologue + rest, runner.run, timeout)
+    except NothingToKeep:
+        return StageResult(summary="the program no longer fails here: nothing to minimize", output={"minimized": None})
+
+    def run(source: str, timeout_s: float):
+        """A candidate fails as the original on the failing device AND passes where the
+        original passed (else it is a different bug: judged as passing)."""
+        result = runner.run(prologue + source, timeout_s)
+        if passing is None or not expected.matches(signature_of(result, prologue + source)):
+            return result
+        elsewhere = runner.run(split_device(on_device(prologue + source, passing))[0] + source, timeout_s)
+        return result if signature_of(elsewhere) is None else PASSED
+
+    budget = float(ctx.params.get("minimize_budget_s") or MINIMIZE_BUDGET_S)
+    outcome = minimize_repro(rest, run=run, cold_run=run, expected=expected, timeout_s=timeout,
+                             budget_s=max(1.0, min(budget, clock.remaining_s - 2 * timeout)))
+    result = outcome.result
+    if not outcome.reproduces or result.final_lines >= result.original_lines:
+        return StageResult(summary="nothing smaller keeps the same error", output={"minimized": None})
+    keeps_device = bool(prologue) and needs_device(prologue, result.source)
+    smaller = (prologue + result.source) if keeps_device else result.source
+    all_fail = len(fs.failing_devices) == len(fs.devices)
+    if prologue and not keeps_device and not all_fail:
+        return StageResult(summary="the smaller program lost the device it fails on: kept the original",
+                           output={"minimized": None})
+    devices = [d.device for d in fs.devices] if keeps_device or not prologue else [""]
+    again = run_on_devices(runner, smaller, devices, timeout)
+    if [r.device for r in again if r.fails] != (fs.failing_devices if devices != [""] else [""]):
+        return StageResult(summary="the smaller program fails on other devices: kept the original",
+                           output={"minimized": None})
+    lines = f"{result.original_lines + bool(prologue)} -> {result.final_lines + keeps_device} lines"
+    output = {"program": smaller, "minimized": {"lines": lines}, "operations": operations(smaller) or fs.operations}
+    if devices == [""]:
+        output |= {"devices": [r.__dict__ for r in again], "failing_devices": [""]}
+        lines += "; fails without naming a device: one device-independent test"
+    return StageResult(summary=lines, output=output)
+
+
+_ACCELERATORS = ("cuda", "xpu", "rocm", "hpu")
+
+
+def repro_queue(state: State) -> str:
+    """repro-gpu once the repository's configured devices name an accelerator, else repro-cpu."""
+    devices = (state.get("config") or {}).get("devices") or ()
+    return GPU_QUEUE if any(d in _ACCELERATORS for d in devices) else CPU_QUEUE
+
+
+STAGES: list[Stage] = [
+    Stage("inputs", inputs_stage),
+    Stage("checkout", checkout_stage, queue=repro_queue),
+    Stage("fuzz", fuzz_stage, queue=repro_queue),
+    Stage("reproduce", reproduce_stage, queue=repro_queue),
+    Stage("minimize", minimize_stage, queue=repro_queue, optional=True),
+    Stage("test", test_stage, queue=repro_queue),
+    Stage("fix", fix_stage, queue=repro_queue),
+    Stage("publish", publish_stage),
+    Stage("report", report_stage),
+]
