@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.engine.git.tree import write_text
+
 SCRUBBOT_NAME = "Scrubbot"
 SCRUBBOT_EMAIL = "scrubbot@users.noreply.github.com"
 GIT_TIMEOUT_S = 600.0
@@ -178,9 +180,7 @@ class Pushed:
 def commit_files(worktree: Path, files: dict[str, str], message: str) -> str:
     """Write `files` (repo-relative path -> text) and commit them on the detached HEAD."""
     for rel, text in files.items():
-        target = worktree / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
+        write_text(worktree, rel, text)  # a link at `rel` is replaced, never written through
     git("add", "--", *files, cwd=worktree)
     author = f"{SCRUBBOT_NAME} <{SCRUBBOT_EMAIL}>"
     git("commit", "--quiet", "--no-verify", f"--author={author}", "-m", message, cwd=worktree)
