@@ -10,6 +10,7 @@ is recorded as done.
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 from typing import Any, Callable
 
@@ -19,6 +20,7 @@ from app.db.models import FINISHED, Run, RunStatus, StageEvent, utcnow
 State = dict[str, Any]
 from app.db.session import Database
 from app.db.signatures import DbSignatureStore
+from app.redact import GITHUB_WRITES, RedactedWrites, redactor_for
 
 LOG_ARTIFACT = "log"
 _LOG_LIMIT = 200_000  # characters of run log kept; older lines are dropped first
@@ -44,6 +46,7 @@ class DbRunContext:
         self.installation_id = run.installation_id
         self._github_factory = github_factory
         self._on_spawned = on_spawned
+        self.redact = redactor_for(settings, os.environ)  # everything stored or written passes through it
 
     @cached_property
     def signatures(self) -> DbSignatureStore:
@@ -52,7 +55,8 @@ class DbRunContext:
     @cached_property
     def github(self) -> Any:
         """Built on first use: a run that never talks to GitHub needs no credentials."""
-        return self._github_factory() if self._github_factory else None
+        github = self._github_factory() if self._github_factory else None
+        return RedactedWrites(github, self.redact, GITHUB_WRITES) if github is not None else None
 
     def completed_stages(self) -> dict[str, State]:
         with self.database.session() as session:
@@ -68,6 +72,7 @@ class DbRunContext:
             session.commit()
 
     def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:
+        summary, output = self.redact.text(summary), self.redact.value(output)
         with self.database.session() as session:
             event = queries.latest_stage_event(session, self.run_id, stage)
             if event is None or event.status != "running":
@@ -83,7 +88,7 @@ class DbRunContext:
 
     def save_artifact(self, name: str, kind: str, content: str) -> None:
         with self.database.session() as session:
-            queries.upsert_artifact(session, self.run_id, name, kind, content)
+            queries.upsert_artifact(session, self.run_id, name, kind, self.redact.text(content))
             session.commit()
 
     def set_status(self, status: str, verdict: str | None = None, error: str | None = None) -> None:
@@ -93,9 +98,9 @@ class DbRunContext:
                 return
             run.status = status
             if verdict is not None:
-                run.verdict = verdict[:500]
+                run.verdict = self.redact.text(verdict)[:500]
             if error is not None:
-                run.error = error
+                run.error = self.redact.text(error)
             if status == RunStatus.running and run.started_at is None:
                 run.started_at = utcnow()
             if status in FINISHED:
@@ -113,7 +118,7 @@ class DbRunContext:
                 session.commit()
 
     def log(self, message: str) -> None:
-        stamp = utcnow().strftime("%H:%M:%S")
+        stamp, message = utcnow().strftime("%H:%M:%S"), self.redact.text(message)
         with self.database.session() as session:
             artifact = queries.find_artifact(session, self.run_id, LOG_ARTIFACT)
             text = ((artifact.content or "") if artifact else "") + f"{stamp} {message}\n"
