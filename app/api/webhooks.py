@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from dataclasses import asdict
 
@@ -12,6 +11,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.api.deps import Services, ServicesDep
+from app.api.limits import BadInput, parse_json, read_body
 from app.db import queries
 from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, repo_of, route, verify_signature
 
@@ -28,16 +28,19 @@ async def github_webhook(request: Request, services: ServicesDep) -> JSONRespons
     secret = services.settings.webhook_secret
     if not secret:
         return _reply(503, "refused", detail="webhooks are refused until SCRUB_WEBHOOK_SECRET is set")
-    body = await request.body()
+    try:
+        body = await read_body(request)  # bounded: 413 past 25 MB, declared or streamed
+    except BadInput as exc:
+        return _reply(exc.status, "refused", detail=exc.detail)
     if not verify_signature(secret, body, request.headers.get("X-Hub-Signature-256")):
         return _reply(401, "unauthorized", detail="missing or invalid X-Hub-Signature-256")
     event, delivery_id = request.headers.get("X-GitHub-Event"), request.headers.get("X-GitHub-Delivery")
     if not event or not delivery_id:
         return _reply(400, "bad_request", detail="X-GitHub-Event and X-GitHub-Delivery are required")
     try:
-        payload = json.loads(body)
-    except ValueError:
-        return _reply(400, "bad_request", detail="body is not valid JSON")
+        payload = parse_json(body)  # nesting and integers bounded: storable, never a 500
+    except BadInput as exc:
+        return _reply(exc.status, "bad_request", detail=exc.detail)
     if not isinstance(payload, dict):
         return _reply(400, "bad_request", detail="body is not a JSON object")
     loop = asyncio.get_running_loop()
