@@ -125,6 +125,8 @@ def route(fake: "FakeGitHub", path: str, method: str, handler: Handler, auth: st
                 response = handler(request, repo, body)
         if request.method in WRITE_METHODS and auth == "repo":
             fake.record_write(request.method, request.url.path, body, response.status_code)
+        if response.status_code < 400:  # done; maybe answer as if it had failed
+            response = fake.take_failure(request.method, request.url.path, after_write=True) or response
         return response
 
     return Route(path, endpoint, methods=[method])
