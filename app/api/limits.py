@@ -12,13 +12,20 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Path as PathParam, Query
 from starlette.requests import Request
+
 
 MAX_BODY_BYTES = 25 * 1024 * 1024
 MAX_DEPTH = 64
 INT_MAX = 2**63 - 1
+
+
+# Ids and offsets that fit the database's 64-bit columns (a larger one is a 422, not a 500).
+RunId = Annotated[int, PathParam(ge=1, le=INT_MAX)]
+Offset = Annotated[int, Query(ge=0, le=INT_MAX)]
 
 
 class BadInput(ValueError):

@@ -8,6 +8,7 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from app.api.deps import ServicesDep, SessionDep
+from app.api.limits import Offset, RunId
 from app.db import queries
 from app.db.models import Artifact, Run, StageEvent
 from app.db import commands
@@ -41,12 +42,12 @@ def _iso(value: Any) -> str | None:
 
 
 @router.get("/runs")
-def list_runs(session: SessionDep, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+def list_runs(session: SessionDep, limit: int = 100, offset: Offset = 0) -> list[dict[str, Any]]:
     return [run_json(run) for run in queries.list_runs(session, min(max(limit, 1), 500), max(offset, 0))]
 
 
 @router.get("/runs/{run_id}")
-def get_run(run_id: int, session: SessionDep) -> dict[str, Any]:
+def get_run(run_id: RunId, session: SessionDep) -> dict[str, Any]:
     detail = queries.run_detail(session, run_id)
     if detail is None:
         raise HTTPException(404, f"run {run_id} not found")
@@ -58,13 +59,13 @@ def get_run(run_id: int, session: SessionDep) -> dict[str, Any]:
 
 
 @router.post("/runs/{run_id}/approve")
-def approve_run(run_id: int, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
+def approve_run(run_id: RunId, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
     """Same as `/scrub approve`. The status page has no login: deploy it behind your auth."""
     return _act(run_id, session, services, lambda run: commands.approve(session, run, "status page"), next)
 
 
 @router.post("/runs/{run_id}/retry")
-def retry_run(run_id: int, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
+def retry_run(run_id: RunId, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
     return _act(run_id, session, services, lambda run: commands.retry(session, run), next)
 
 

@@ -18,6 +18,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 
 from app.api.deps import SessionDep
+from app.api.limits import RunId
 from app.db import queries
 from app.db.models import FINISHED, RunStatus
 from app.web import display
@@ -60,7 +61,7 @@ def runs_page(request: Request, session: SessionDep) -> HTMLResponse:
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
-def run_page(request: Request, run_id: int, session: SessionDep) -> HTMLResponse:
+def run_page(request: Request, run_id: RunId, session: SessionDep) -> HTMLResponse:
     detail = queries.run_detail(session, run_id)
     if detail is None:
         raise HTTPException(404, f"run {run_id} not found")
@@ -82,7 +83,7 @@ def run_page(request: Request, run_id: int, session: SessionDep) -> HTMLResponse
 
 
 @router.get("/runs/{run_id}/artifacts/{name}", response_class=PlainTextResponse, include_in_schema=False)
-def artifact_text(run_id: int, name: str, session: SessionDep) -> PlainTextResponse:
+def artifact_text(run_id: RunId, name: str, session: SessionDep) -> PlainTextResponse:
     """The whole artifact as text/plain (never rendered: `nosniff`, and a sandbox CSP)."""
     artifact = queries.find_artifact(session, run_id, name)
     if artifact is None or artifact.content is None:

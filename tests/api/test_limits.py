@@ -55,3 +55,11 @@ def test_oversized_chunked_body_is_cut_off(client):
     headers = webhook_headers("issues", b"{}")
     response = client.post("/webhooks/github", content=stream(), headers=headers)
     assert response.status_code == 413
+
+
+@pytest.mark.parametrize("path", [f"/api/v1/runs/{2**70}", f"/runs/{2**70}", f"/runs/{2**70}/artifacts/log",
+                                  f"/api/v1/runs?offset={2**70}"])
+def test_ids_past_64_bits_are_422_not_500(client, path):
+    assert client.get(path).status_code == 422
+    if path.startswith("/api/v1/runs/"):
+        assert client.post(path + "/approve").status_code == 422
