@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+import subprocess
 import socket
 import threading
 import time
@@ -78,6 +79,7 @@ class FakeGitHub(FakeGitHubState):
     port: int = 0
     writes: list[Write] = field(default_factory=list)
     requests: list[RequestRecord] = field(default_factory=list)
+    git_dirs: dict[str, Path] = field(default_factory=dict)  # "owner/name" -> bare repo served over HTTP
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -177,6 +179,12 @@ class FakeGitHub(FakeGitHubState):
                     failure[3] -= 1
                     return error(failure[2], failure[4])
         return None
+
+    def serve_git(self, repo: str, bare: Path) -> str:
+        """Serve the bare repository `bare` as `<url>/<repo>.git` (see fake_git_http.py)."""
+        subprocess.run(["git", "config", "http.receivepack", "true"], cwd=bare, check=True)
+        self.git_dirs[repo.lower()] = Path(bare)
+        return f"{self.url}/{repo}.git"
 
     def new_installation_token(self, installation_id: int) -> str:
         token = "ghs_" + secrets.token_hex(18)

@@ -175,6 +175,7 @@ def paginate(request: Request, items: list[Any]) -> tuple[list[Any], dict[str, s
 
 def build_app(fake: "FakeGitHub") -> Starlette:
     from tests.fakes import fake_github_handlers as h
+    from tests.fakes.fake_git_http import git_route
 
     R = "/repos/{owner}/{repo}"
     routes = [
@@ -205,6 +206,7 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, R + "/pulls/{number:int}", "PATCH", h.update_pull),
         route(fake, "/_blobs/{key}", "GET", h.get_blob(fake), auth="none"),
         route(fake, "/_fake/writes", "GET", h.list_writes(fake), auth="none"),
+        git_route(fake),
     ]
     app = Starlette(routes=routes)
     app.state.fake = fake
