@@ -13,6 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.api.deps import Services, ServicesDep
 from app.api.limits import BadInput, parse_json, read_body
 from app.db import queries
+from app.redact import redactor_for
 from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, repo_of, route, verify_signature
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,7 @@ def _enqueue(services: Services, delivery_id: str, decision: Decision, run_id: i
         return _reply(202, "queued", run_id=run_id)
     except Exception as exc:  # broker down: keep the record, make the failure visible
         log.exception("delivery %s recorded but not enqueued", delivery_id)
-        error = f"could not enqueue: {type(exc).__name__}: {exc}"
+        error = redactor_for(services.settings).text(f"could not enqueue: {type(exc).__name__}: {exc}")[:300]
         with services.database.session() as session:
             queries.set_delivery_outcome(session, delivery_id, error, run_id)
             if run_id is not None:
