@@ -90,6 +90,15 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+_SHA = re.compile(r"[0-9a-fA-F]{7,64}")
+
+
+def _require_sha(commit: str) -> None:
+    """Commits come from payloads: a hex object name, never an option (`--upload-pack=...`)."""
+    if not _SHA.fullmatch(commit):
+        raise GitError(f"not a commit id: {commit[:80]!r}")
+
+
 _FETCH_REFSPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 
 
@@ -106,6 +115,8 @@ class MirrorCache:
     def sync(self, key: str, remote: str | Path, commit: str | None = None) -> Path:
         """Create or update the mirror of `remote`; make sure `commit` (if given) is present."""
         url = remote_url(remote)
+        if commit:
+            _require_sha(commit)
         mirror = self.path_for(key)
         with _locked(mirror.with_suffix(".lock")):
             if not (mirror / "HEAD").exists():
@@ -121,6 +132,7 @@ class MirrorCache:
 
     def worktree(self, key: str, commit: str, dest: Path) -> Path:
         """A detached worktree of the mirror at `commit` in `dest`; reused if already there."""
+        _require_sha(commit)
         mirror = self.path_for(key)
         with _locked(mirror.with_suffix(".lock")):
             git("worktree", "prune", cwd=mirror)
