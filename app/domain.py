@@ -44,6 +44,16 @@ class StageStatus(StrEnum):
 STAGE_FINISHED = frozenset({StageStatus.done, StageStatus.skipped})
 
 
+@dataclass(frozen=True)
+class StageSummary:
+    """A stage's latest event as the run report's execution log shows it."""
+
+    stage: str
+    status: str
+    summary: str = ""
+    duration_s: float | None = None
+
+
 class RunKind(StrEnum):
     issue = "issue"  # scrub an issue (label or /scrub command)
     ci_ingest = "ci_ingest"  # read a failed workflow run's logs
@@ -64,6 +74,26 @@ QUEUES = (DEFAULT_QUEUE, CPU_QUEUE, GPU_QUEUE)
 
 # The issue pipeline's stages, in order (the pipeline's STAGES list is checked against it).
 ISSUE_STAGES = ("fetch", "select", "triage", "review", "reproduce", "bisect", "minimize", "report", "publish")
+
+
+def parse_environments(spec: str | dict[str, str] | None, default_python: str) -> dict[str, str]:
+    """`"2.11=/envs/a/bin/python,2.13=/envs/b/bin/python"` (or a dict) -> {label: python}, in order.
+
+    Empty input means `default_python` under the label `local`. A malformed entry raises
+    ValueError naming it (settings validation shows it; the engine wraps it).
+    """
+    if isinstance(spec, dict):
+        envs = {str(k).strip(): str(v).strip() for k, v in spec.items()}
+    else:
+        envs = {}
+        for item in filter(None, (part.strip() for part in (spec or "").split(","))):
+            label, sep, python = item.partition("=")
+            if not sep or not label.strip() or not python.strip():
+                raise ValueError(f"environment entry {item!r} is not LABEL=PYTHON")
+            envs[label.strip()] = python.strip()
+    if any(not label or not python for label, python in envs.items()):
+        raise ValueError("environment labels and interpreter paths must be non-empty")
+    return envs or {"local": default_python}
 
 
 # --- `/scrub` commands ----------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.engine.sandbox.environments import parse_environments
+from app.domain import parse_environments
 
 SandboxKind = Literal["bwrap", "none"]
 
@@ -51,7 +51,7 @@ class Settings(BaseSettings):
     @field_validator("environments")
     @classmethod
     def _environments_parse(cls, value: str) -> str:
-        parse_environments(value)
+        parse_environments(value, default_python=sys.executable)
         return value
 
     @property

@@ -3,9 +3,8 @@
 Workers build one per task. Each call opens its own short session, so what a stage records
 is visible on the status page at once and survives a worker that dies mid-stage.
 
-Beyond the port, pipelines may use `database`, `repo`, `issue`, `target`, `installation_id`;
-a stage whose output lists `spawned_runs` (ids of runs it created) has them enqueued once it
-is recorded as done.
+Runs a stage asks to start (`StageResult.enqueue`) go to `on_spawned` once the stage is
+recorded as done.
 """
 
 from __future__ import annotations
@@ -15,15 +14,24 @@ from functools import cached_property
 from typing import Any, Callable
 
 from app.db import queries
-from app.db.models import FINISHED, Run, RunStatus, StageEvent, utcnow
+from app.db.models import FINISHED, Run, RunLogLine, RunStatus, StageEvent, utcnow
 
 State = dict[str, Any]
+
+
+def _seconds(event: StageEvent) -> float | None:
+    if event.started_at is None or event.ended_at is None:
+        return None
+    started, ended = event.started_at, event.ended_at
+    if (started.tzinfo is None) != (ended.tzinfo is None):  # SQLite returns naive values
+        started, ended = started.replace(tzinfo=None), ended.replace(tzinfo=None)
+    return round((ended - started).total_seconds(), 3)
 from app.db.session import Database
+from app.domain import StageSummary
 from app.db.signatures import DbSignatureStore
 from app.redact import GITHUB_WRITES, RedactedWrites, redactor_for
 
-LOG_ARTIFACT = "log"
-_LOG_LIMIT = 200_000  # characters of run log kept; older lines are dropped first
+_LINE_LIMIT = 20_000  # characters of one log line kept
 
 
 class DbRunContext:
@@ -65,6 +73,13 @@ class DbRunContext:
                 latest[event.stage] = event
         return {name: dict(e.output or {}) for name, e in latest.items() if e.status in ("done", "skipped")}
 
+    def stage_summaries(self) -> list[StageSummary]:
+        with self.database.session() as session:
+            latest: dict[str, StageEvent] = {}
+            for event in queries.stage_events(session, self.run_id):
+                latest[event.stage] = event
+        return [StageSummary(e.stage, e.status, e.summary or "", _seconds(e)) for e in latest.values()]
+
     def stage_started(self, stage: str) -> None:
         with self.database.session() as session:
             attempt = queries.next_attempt(session, self.run_id, stage)
@@ -81,10 +96,6 @@ class DbRunContext:
             session.add(event)
             session.commit()
         self.log(f"stage {stage}: {status}" + (f" ({summary})" if summary else ""))
-        spawned = [int(run_id) for run_id in (output or {}).get("spawned_runs") or []]
-        if status == "done" and spawned and self._on_spawned:
-            # Once: a stage recorded as done never runs again, so neither does this.
-            self._on_spawned(spawned)
 
     def save_artifact(self, name: str, kind: str, content: str) -> None:
         with self.database.session() as session:
@@ -117,10 +128,14 @@ class DbRunContext:
                 session.add(queries.touch(run))
                 session.commit()
 
+    def enqueue_runs(self, run_ids: list[int]) -> None:
+        if self._on_spawned:
+            self._on_spawned([int(run_id) for run_id in run_ids])
+
     def log(self, message: str) -> None:
-        stamp, message = utcnow().strftime("%H:%M:%S"), self.redact.text(message)
+        """Append one row: the cost of a line does not grow with the log (it used to rewrite
+        the whole log artifact per line)."""
+        message = self.redact.text(message)
         with self.database.session() as session:
-            artifact = queries.find_artifact(session, self.run_id, LOG_ARTIFACT)
-            text = ((artifact.content or "") if artifact else "") + f"{stamp} {message}\n"
-            queries.upsert_artifact(session, self.run_id, LOG_ARTIFACT, "log", text[-_LOG_LIMIT:])
+            session.add(RunLogLine(run_id=self.run_id, line=message[:_LINE_LIMIT]))
             session.commit()

@@ -10,7 +10,7 @@ from sqlmodel import Field, SQLModel
 
 from app.domain import FINISHED, RunKind, RunStatus, utcnow
 
-__all__ = ["FINISHED", "RunKind", "RunStatus", "utcnow", "Delivery", "Run", "StageEvent", "Artifact", "FailureSignature"]
+__all__ = ["FINISHED", "RunKind", "RunStatus", "utcnow", "Delivery", "Run", "StageEvent", "Artifact", "RunLogLine", "FailureSignature"]
 
 
 class Delivery(SQLModel, table=True):
@@ -70,6 +70,17 @@ class Artifact(SQLModel, table=True):
     content: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     path: str | None = Field(default=None, max_length=1000)
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class RunLogLine(SQLModel, table=True):
+    """One line of a run's log, appended, never rewritten (the status page shows the tail)."""
+
+    __tablename__ = "run_log"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    at: datetime = Field(default_factory=utcnow)
+    line: str = Field(sa_column=Column(Text, nullable=False))
 
 
 class FailureSignature(SQLModel, table=True):

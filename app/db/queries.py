@@ -11,7 +11,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from app.db.models import Artifact, Delivery, Run, RunStatus, StageEvent, utcnow
+from app.db.models import Artifact, Delivery, Run, RunLogLine, RunStatus, StageEvent, utcnow
 
 ACTIVE = (RunStatus.queued, RunStatus.running, RunStatus.awaiting_approval)
 
@@ -79,13 +79,33 @@ def list_runs(session: Session, limit: int = 100, offset: int = 0) -> list[Run]:
     return list(session.exec(query))
 
 
+LOG_ARTIFACT = "log"  # the name under which a run's log is shown beside its artifacts
+LOG_TAIL_LINES = 2000
+
+
+def run_log(session: Session, run_id: int, tail: int = LOG_TAIL_LINES) -> list[RunLogLine]:
+    """The last `tail` lines of a run's log, oldest first."""
+    query = select(RunLogLine).where(RunLogLine.run_id == run_id).order_by(col(RunLogLine.id).desc()).limit(tail)
+    return list(reversed(list(session.exec(query))))
+
+
+def log_text(lines: list[RunLogLine]) -> str:
+    return "".join(f"{line.at.strftime('%H:%M:%S')} {line.line}\n" for line in lines)
+
+
 def run_detail(session: Session, run_id: int) -> RunDetail | None:
+    """The run, its stage events and artifacts; its log tail is presented as a `log` artifact
+    (not stored as one: the lines are rows)."""
     run = session.get(Run, run_id)
     if run is None:
         return None
     stages = session.exec(select(StageEvent).where(StageEvent.run_id == run_id).order_by(col(StageEvent.id)))
-    artifacts = session.exec(select(Artifact).where(Artifact.run_id == run_id).order_by(col(Artifact.id)))
-    return RunDetail(run, list(stages), list(artifacts))
+    artifacts = list(session.exec(select(Artifact).where(Artifact.run_id == run_id).order_by(col(Artifact.id))))
+    lines = run_log(session, run_id)
+    if lines:
+        artifacts.append(Artifact(run_id=run_id, name=LOG_ARTIFACT, kind="log", content=log_text(lines),
+                                  created_at=lines[0].at))
+    return RunDetail(run, list(stages), artifacts)
 
 
 def stage_events(session: Session, run_id: int) -> list[StageEvent]:

@@ -128,6 +128,17 @@ class GitHubClient:
                     return False
                 raise
 
+    def permission(self, repo: str, username: str) -> str:
+        gh, owner, name = self._gh(repo)
+        with _api():
+            try:
+                data = gh.rest.repos.get_collaborator_permission_level(owner, name, username).json()
+            except RequestFailed as exc:
+                if exc.response.status_code == 404:
+                    return "none"
+                raise
+        return str(data.get("role_name") or data.get("permission") or "none")
+
     def create_comment(self, repo: str, number: int, body: str) -> Json:
         gh, owner, name = self._gh(repo)
         with _api():

@@ -45,6 +45,9 @@ class GitHubPort(Protocol):
 
     def is_collaborator(self, repo: str, username: str) -> bool: ...
 
+    def permission(self, repo: str, username: str) -> str:
+        """The user's role on the repository: admin, maintain, write, triage, read or none."""
+
     def create_comment(self, repo: str, number: int, body: str) -> Json: ...
 
     def upsert_comment(self, repo: str, number: int, marker: str, body: str) -> Json:

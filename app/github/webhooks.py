@@ -107,6 +107,7 @@ def _labeled(payload: dict[str, Any], trigger_label: str) -> Decision:
             "issue": number,
             "url": url,
             "requested_by": dig(payload, "sender", "login", default=""),
+            "labeled_by": dig(payload, "sender", "login", default=""),
             "author_association": dig(payload, "issue", "author_association", default=""),
         },
     )

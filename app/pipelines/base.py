@@ -13,11 +13,10 @@ the run on that queue; the next task resumes at that stage.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from app.domain import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, SignatureStore
+from app.domain import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, SignatureStore, StageSummary
 from app.github.port import GitHubPort
 from app.settings import Settings
 
@@ -42,6 +41,9 @@ class StageResult:
     verdict: str | None = None
     wait: bool = False
     skipped: bool = False
+    # Runs this stage created, to enqueue once the stage is recorded as done (never again:
+    # a done stage does not run on a retry).
+    enqueue: list[int] = field(default_factory=list)
 
 
 class RunContext(Protocol):
@@ -64,6 +66,9 @@ class RunContext(Protocol):
     def completed_stages(self) -> dict[str, State]:
         """Outputs of the stages already recorded as done (or skipped), by stage name."""
 
+    def stage_summaries(self) -> list[StageSummary]:
+        """Each stage's latest event (status, summary, duration), in the order they started."""
+
     def stage_started(self, stage: str) -> None: ...
 
     def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:
@@ -75,6 +80,9 @@ class RunContext(Protocol):
 
     def log(self, message: str) -> None:
         """A progress line for the run's log (status page, CLI stderr)."""
+
+    def enqueue_runs(self, run_ids: list[int]) -> None:
+        """Start runs a stage created (a CI job opened by the ingest)."""
 
 
 QueueRule = Callable[[State], str]
@@ -116,7 +124,8 @@ def run_pipeline(
 
     `any_queue` runs every stage here whatever its queue (the CLI, the embedded worker).
     An unexpected exception in a required stage is recorded as a failed stage and re-raised
-    so the shell can decide to retry; the stages done before it stay done.
+    so the shell can decide to retry; the stages done before it stay done. The stage event
+    holds the status, summary and timing; the output holds only what the stage produced.
     """
     state = dict(state or {})
     done = ctx.completed_stages()
@@ -128,7 +137,6 @@ def run_pipeline(
         if not any_queue and wanted != ctx.queue:
             return Handoff(queue=wanted, stage=stage.name)
         ctx.stage_started(stage.name)
-        started = time.monotonic()
         try:
             result = stage.run(ctx, state)
         except Exception as exc:  # recorded, then re-raised or tolerated
@@ -139,13 +147,14 @@ def run_pipeline(
                 continue
             raise
         output = dict(result.output)
-        output.setdefault("_duration_s", round(time.monotonic() - started, 3))
         if result.wait:
             ctx.stage_finished(stage.name, "waiting", result.summary, output)
             ctx.set_status("awaiting_approval", result.verdict)
             return Finished("awaiting_approval", result.verdict)
         status = "skipped" if result.skipped else "done"
         ctx.stage_finished(stage.name, status, result.summary, output)
+        if result.enqueue and status == "done":
+            ctx.enqueue_runs(list(result.enqueue))
         state.update(output)
         if result.end:
             ctx.set_status(result.end, result.verdict)

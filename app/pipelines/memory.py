@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
 
-from app.domain import SignatureStore
+from app.domain import SignatureStore, StageSummary
 from app.pipelines.base import DEFAULT_QUEUE, State
 from app.redact import Redactor, redactor_for
 from app.settings import Settings
@@ -41,6 +41,7 @@ class MemoryRunContext:
     verdict: str | None = None
     error: str | None = None
     lines: list[str] = field(default_factory=list)
+    enqueued: list[int] = field(default_factory=list)  # runs a stage asked to start
 
     @cached_property
     def redact(self) -> Redactor:
@@ -49,6 +50,11 @@ class MemoryRunContext:
 
     def completed_stages(self) -> dict[str, State]:
         return {r.stage: r.output for r in self.stages if r.status in ("done", "skipped")}
+
+    def stage_summaries(self) -> list[StageSummary]:
+        latest = {r.stage: r for r in self.stages}
+        return [StageSummary(r.stage, r.status, r.summary, round(r.ended - r.started, 3) if r.ended else None)
+                for r in sorted(latest.values(), key=lambda r: r.started)]
 
     def stage_started(self, stage: str) -> None:
         self.stages.append(StageRecord(stage, "running", started=time.time()))
@@ -65,6 +71,9 @@ class MemoryRunContext:
 
     def set_status(self, status: str, verdict: str | None = None, error: str | None = None) -> None:
         self.status, self.verdict, self.error = status, verdict and self.redact.text(verdict), error and self.redact.text(error)
+
+    def enqueue_runs(self, run_ids: list[int]) -> None:
+        self.enqueued.extend(run_ids)
 
     def log(self, message: str) -> None:
         message = self.redact.text(message)

@@ -94,3 +94,28 @@ def test_completed_stages_survive_and_are_not_redone(database, settings):
     with database.session() as session:
         events = [(e.stage, e.status, e.attempt) for e in queries.stage_events(session, run.id)]
     assert events == [("a", "done", 1), ("b", "failed", 1), ("b", "done", 2)]
+
+
+def test_log_lines_are_appended_rows_not_a_rewritten_artifact(database, settings):
+    run = new_run(database)
+    ctx = DbRunContext(database, run, settings)
+    for i in range(300):
+        ctx.log(f"line {i}")
+    with database.session() as session:
+        rows = queries.run_log(session, run.id)
+        stored = queries.find_artifact(session, run.id, "log")
+        tail = queries.run_log(session, run.id, tail=2)
+    assert [r.line for r in rows] == [f"line {i}" for i in range(300)]
+    assert stored is None  # nothing rewritten per line
+    assert [r.line for r in tail] == ["line 298", "line 299"]
+
+
+def test_stage_summaries_come_from_the_stage_events(database, settings):
+    ctx = DbRunContext(database, new_run(database), settings)
+    stages = [Stage("a", lambda c, s: StageResult(summary="did a", output={"x": 1})),
+              Stage("b", lambda c, s: StageResult(summary="not needed", skipped=True))]
+    run_pipeline(stages, ctx, any_queue=True)
+    summaries = ctx.stage_summaries()
+    assert [(s.stage, s.status, s.summary) for s in summaries] == [("a", "done", "did a"), ("b", "skipped", "not needed")]
+    assert all(s.duration_s is not None and s.duration_s >= 0 for s in summaries)
+    assert ctx.completed_stages() == {"a": {"x": 1}, "b": {}}  # no bookkeeping in outputs

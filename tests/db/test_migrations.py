@@ -54,3 +54,26 @@ def test_postgres_schema_matches_the_models(postgres_url):
     upgrade(postgres_url)
     assert columns(postgres_url) == expected_columns()
     assert schema_differences(postgres_url) == []
+
+
+def test_run_logs_kept_as_artifacts_move_into_rows(tmp_path):
+    from sqlalchemy import text
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    upgrade(url, "0001")
+    engine = make_engine(url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text(
+                "INSERT INTO run (id, kind, repo, target, trigger, status, queue, params, created_at, updated_at) "
+                "VALUES (1, 'issue', 'o/r', '', 'label', 'succeeded', 'default', '{}', '2026-11-22', '2026-11-22')"))
+            connection.execute(text(
+                "INSERT INTO artifact (run_id, name, kind, content, created_at) "
+                "VALUES (1, 'log', 'log', '10:00:01 stage fetch: started\n10:00:02 stage fetch: done\n', '2026-11-22')"))
+        upgrade(url)
+        with engine.connect() as connection:
+            lines = [row[0] for row in connection.execute(text("SELECT line FROM run_log WHERE run_id = 1 ORDER BY id"))]
+            left = connection.execute(text("SELECT count(*) FROM artifact WHERE name = 'log'")).scalar()
+    finally:
+        engine.dispose()
+    assert lines == ["stage fetch: started", "stage fetch: done"] and left == 0

@@ -181,6 +181,15 @@ def remove_label(request: Request, repo: RepoState, body: Any) -> Response:
     return JSONResponse(issue["labels"])
 
 
+def get_permission(request: Request, repo: RepoState, body: Any) -> Response:
+    """GitHub's answer: `permission` is the legacy level (triage reads as "read"),
+    `role_name` the role; a non-collaborator of a public repository has "read"."""
+    login = _p(request, "user")
+    role = repo.roles.get(login.lower(), "write" if login.lower() in repo.collaborators else "read")
+    legacy = {"maintain": "write", "triage": "read"}.get(role, role)
+    return JSONResponse({"permission": legacy, "role_name": role, "user": {"login": login}})
+
+
 def check_collaborator(request: Request, repo: RepoState, body: Any) -> Response:
     if _p(request, "user").lower() in repo.collaborators:
         return Response(status_code=204)

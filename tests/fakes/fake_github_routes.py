@@ -194,6 +194,7 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, R + "/issues/{number:int}/labels", "POST", h.add_labels),
         route(fake, R + "/issues/{number:int}/labels/{name:path}", "DELETE", h.remove_label),
         route(fake, R + "/collaborators/{user}", "GET", h.check_collaborator),
+        route(fake, R + "/collaborators/{user}/permission", "GET", h.get_permission),
         route(fake, R + "/actions/runs/{run:int}", "GET", h.get_run),
         route(fake, R + "/actions/runs/{run:int}/attempts/{attempt:int}", "GET", h.get_run),
         route(fake, R + "/actions/runs/{run:int}/jobs", "GET", h.list_jobs),

@@ -39,6 +39,7 @@ class RepoState:
     issues: dict[int, Json] = field(default_factory=dict)
     comments: dict[int, list[Json]] = field(default_factory=dict)  # issue number -> comments
     collaborators: set[str] = field(default_factory=set)
+    roles: dict[str, str] = field(default_factory=dict)  # login -> admin/maintain/write/triage/read
     runs: dict[int, Json] = field(default_factory=dict)  # run id -> latest attempt's run
     run_attempts: dict[tuple[int, int], Json] = field(default_factory=dict)
     jobs: dict[tuple[int, int], list[Json]] = field(default_factory=dict)  # (run, attempt)
@@ -123,9 +124,11 @@ class FakeGitHubState:
             r.issues[number]["comments"] = len(r.comments[number])
             return comment
 
-    def add_collaborator(self, repo: str, login: str) -> None:
+    def add_collaborator(self, repo: str, login: str, role: str = "write") -> None:
         with self.lock:
-            self.add_repo(repo).collaborators.add(login.lower())
+            state = self.add_repo(repo)
+            state.collaborators.add(login.lower())
+            state.roles[login.lower()] = role
 
     def add_workflow_run(
         self, repo: str, run_id: int | None = None, *, name: str = "CI",

@@ -128,7 +128,7 @@ def test_runs_a_stage_spawned_are_enqueued_once(database, settings, enqueuer):
         with database.session() as session:
             child = queries.create_run(session, kind="selftest", repo="o/r", trigger=f"run {ctx.run_id}")
             session.commit()
-        return StageResult(output={"spawned_runs": [child.id]})
+        return StageResult(output={"spawned_runs": [child.id]}, enqueue=[child.id])
 
     def later(ctx, state):
         return StageResult()

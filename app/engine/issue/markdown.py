@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from app.engine.minimize.size import code_lines  # the project's one measure of repro size
+from app.engine.issue import loose
 from app.engine.issue.triage import Triage, needs_cuda, triage  # re-exported: the issue stage API
 
 Json = dict[str, Any]
@@ -103,9 +104,22 @@ def is_python_block(block: CodeBlock) -> bool:
         return False
     if block.lang in _PYTHON_LANGS:
         return True
+    if any(_calls_torch(node) for node in tree.body):  # `torch.exp(x)` pasted alone is a repro
+        return True
     return any(not isinstance(node, ast.Expr) or isinstance(node.value, ast.Call) for node in tree.body) and any(
         not isinstance(node, ast.Expr) for node in tree.body
     )
+
+
+def _calls_torch(node: ast.stmt) -> bool:
+    """A statement that is a call into torch (`torch.exp(...)`, `torch.nn.functional.relu(...)`):
+    code, not printed output (which shows `tensor(...)`)."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    func = node.value.func
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "torch"
 
 
 def undefined_names(source: str) -> list[str]:
@@ -180,10 +194,10 @@ def repro_candidates(issue: Json, comments: list[Json]) -> list[Repro]:
     op = _login(issue)
     found = []
     for post in human_posts(issue, comments):
-        sources = [b.text for b in code_blocks(post.get("body")) if is_python_block(b)]
+        sources = post_scripts(post.get("body"))
         if not sources:
             continue
-        source = max(sources, key=code_lines)
+        source = with_standard_imports(max(sources, key=code_lines))
         found.append(
             Repro(
                 source=source + "\n",
@@ -195,6 +209,29 @@ def repro_candidates(issue: Json, comments: list[Json]) -> list[Repro]:
             )
         )
     return found
+
+
+# The imports a snippet may leave out and every reader supplies: `torch.exp(x)` pasted alone.
+STANDARD_IMPORTS = {"torch": "import torch", "nn": "import torch.nn as nn", "F": "import torch.nn.functional as F",
+                    "np": "import numpy as np", "numpy": "import numpy"}
+
+
+def with_standard_imports(source: str) -> str:
+    """`source` with `import torch` (and `nn`, `F`, `np`) added when those are the only names
+    it uses without defining; unchanged otherwise."""
+    missing = undefined_names(source)
+    if not missing or not set(missing) <= STANDARD_IMPORTS.keys():
+        return source
+    return "\n".join(STANDARD_IMPORTS[name] for name in sorted(missing)) + "\n" + source
+
+
+def post_scripts(body: str | None) -> list[str]:
+    """The runnable Python of one post: its fenced blocks (also inside `>` quotes and
+    `<details>`); failing those, scripts pasted without a fence (`loose`)."""
+    sources = [b.text for b in code_blocks(body) if is_python_block(b)]
+    if not sources:
+        sources = [b.text for b in code_blocks(loose.plain_text(body)) if is_python_block(b)]
+    return sources or loose.loose_scripts(body)
 
 
 def select_repro(candidates: list[Repro]) -> Repro | None:
@@ -227,7 +264,7 @@ def has_images(markdown: str | None) -> bool:
 
 
 _EXCEPTION_LINE = re.compile(
-    r"^\s*((?:[A-Za-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported|Failure)|"
+    r"^\s*((?:[A-Za-z_][\w]*\.)*(?:_?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported|Failure)|"
     r"Unsupported|InternalTorchDynamoError|BackendCompilerFailed))(?::[ \t]*(.*))?$",
     re.MULTILINE,
 )
@@ -265,27 +302,34 @@ def reported_error(*texts: str | None) -> ReportedError | None:
     """The error the reporter saw, from the first text that names one.
 
     Per text: a segfault wins (a crash often prints a partial traceback), then the last
-    exception line of a traceback block, then a hang, then an exception named in prose.
+    exception line of a traceback (fenced, quoted or pasted bare), then a hang, then an
+    exception named in prose (`result: RuntimeError: ...` counts; "a RuntimeError" does not).
     """
     for text in filter(None, texts):
         if _SEGFAULT.search(text):
             return ReportedError("segfault")
-        for block in code_blocks(text):
+        for block in code_blocks(loose.plain_text(text)):
             if "Traceback (most recent call last)" in block.text or not is_python_block(block):
                 found = last_exception(block.text)
                 if found:
                     return found
+        bare = loose.traceback_tail(text)
+        if bare and (found := last_exception(bare)):
+            return found
         if _HANG.search(text):
             return ReportedError("hang")
-        prose = "\n".join(line for line in text.splitlines() if not line.startswith(("    ", "\t")))
+        prose = "\n".join(line for line in loose.plain_text(text).splitlines() if not line.startswith(("    ", "\t")))
         found = last_exception(prose)
         if found:
             return found
+        named = loose.errors_in_prose(prose)
+        if named:
+            return ReportedError("exception", named[-1][0], named[-1][1])
     return None
 
 
 __all__ = [
     "CodeBlock", "Repro", "ReportedError", "Triage", "code_blocks", "code_lines", "has_images",
-    "is_python_block", "is_self_contained", "last_exception", "undefined_names", "needs_cuda", "repro_candidates", "reported_error",
+    "is_python_block", "is_self_contained", "post_scripts", "last_exception", "undefined_names", "needs_cuda", "repro_candidates", "reported_error",
     "select_repro", "triage",
 ]

@@ -11,6 +11,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.engine.issue import repro_facts
+
 if TYPE_CHECKING:
     from app.engine.issue.markdown import Repro
 
@@ -31,7 +33,7 @@ _TRACKER_TITLE = re.compile(r"\[tracker\]|^\s*tracker\s*:|tracking issue|\bmeta[
 _CHECKLIST_ISSUE = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s+.*(?:#\d+|/issues/\d+|/pull/\d+)", re.M)
 
 _CUDA = re.compile(
-    r"""\.cuda\(|['"]cuda(?::\d+)?['"]|torch\.cuda\.(?!is_available)|device\s*=\s*['"]cuda|\bnccl\b|triton""",
+    r"""\.cuda\(|['"]cuda(?::[^'"\n]*)?['"]|torch\.cuda\.(?!is_available)|device\s*=\s*['"]cuda|\bnccl\b|triton""",
 )
 _MULTI_GPU = re.compile(
     r"""['"]cuda:[1-9]|\.cuda\([1-9]|device_count\(\)\s*(?:>=?\s*[2-9]|==\s*[2-9])|nproc[_-]per[_-]node[= ]+[2-9]"""
@@ -49,6 +51,9 @@ class Triage:
     add_labels: list[str] = field(default_factory=list)
     remove_labels: list[str] = field(default_factory=list)
     needs_cuda: bool = False
+    # The repro to run instead of the reported one: its CPU part, when the report blames the
+    # CPU and compares with a CUDA result that is only a reference.
+    cpu_source: str | None = None
 
     @property
     def stops(self) -> bool:
@@ -119,5 +124,10 @@ def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_worker
     if hardware:
         return Triage("unavailable-hardware", f"the repro needs {hardware}, which no worker has", remove_labels=remove)
     cuda = needs_cuda(repro.source)
+    if cuda and repro_facts.cpu_is_the_wrong_side(f"{title}\n{body}"):
+        cpu = repro_facts.cpu_part(repro.source)
+        if cpu is not None:
+            return Triage(ACTIONABLE, "the report blames the CPU result; the CUDA lines are only a reference, so "
+                          "they are dropped and the CPU part runs on a CPU worker", remove_labels=remove, cpu_source=cpu)
     where = "a GPU worker (it needs CUDA)" if cuda else "a CPU worker"
     return Triage(ACTIONABLE, f"a bug report with a repro; runs on {where}", remove_labels=remove, needs_cuda=cuda)

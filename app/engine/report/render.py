@@ -107,6 +107,13 @@ class IssueComment:
     different_error: str | None = None  # what the repro raises now, when not the reported error
     reported_error: str | None = None
     conditions: list[str] = field(default_factory=list)
+    # The evidence: what the runs showed (the failure and its frame, or what happens now).
+    observed: str | None = None  # "RuntimeError: ...", "killed by SIGSEGV", "timed out after 60 s"
+    frame: str | None = None  # 'repro.py, line 7: y = F.conv2d(x1, w1)'
+    runs: int = 0
+    failures: int = 0
+    interval: tuple[float, float] | None = None  # 95% Wilson interval of the failure rate
+    now: str | None = None  # for "no longer reproduces": what the repro does now
 
 
 def render_issue_comment(comment: IssueComment) -> str:

@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
+from app import domain
+
 # Bound read-only into every sandbox anyway; interpreter paths below them need no own bind.
 SYSTEM_DIRS = ("/usr/", "/etc/")
 
@@ -56,18 +58,10 @@ def parse_environments(spec: str | dict[str, str] | None, default_python: str = 
 
     Empty input means the caller's own interpreter, under the label `local`.
     """
-    if isinstance(spec, dict):
-        envs = {str(k).strip(): str(v).strip() for k, v in spec.items()}
-    else:
-        envs = {}
-        for item in filter(None, (part.strip() for part in (spec or "").split(","))):
-            label, sep, python = item.partition("=")
-            if not sep or not label.strip() or not python.strip():
-                raise InterpreterError(f"environment entry {item!r} is not LABEL=PYTHON")
-            envs[label.strip()] = python.strip()
-    if any(not label or not python for label, python in envs.items()):
-        raise InterpreterError("environment labels and interpreter paths must be non-empty")
-    return envs or {"local": default_python}
+    try:
+        return domain.parse_environments(spec, default_python)
+    except ValueError as exc:
+        raise InterpreterError(str(exc)) from None
 
 
 def minimal_cover(paths: list[str]) -> tuple[str, ...]:

@@ -25,10 +25,16 @@ import signal as signals
 from typing import Any
 
 from app.engine.verdict.normalize import normalize_text
-from app.engine.verdict.signature import short_class
+from app.engine.verdict.signature import WRAPPER_CLASSES, parse_chain, short_class
 
 REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = "reproduces", "fixed", "different-error", "inconclusive"
 MISSING_DEPENDENCY = "missing-dependency"
+UNAVAILABLE_HARDWARE = "unavailable-hardware"
+# The run stopped because the worker has no GPU: nothing is known about the bug.
+_NO_GPU = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|no CUDA GPUs are available"
+                     r"|CUDA driver initialization failed|Attempting to deserialize object on a CUDA device"
+                     r"|No CUDA GPUs are available|not compiled with (?:CUDA|MPS|XPU)|MPS backend (?:is )?not available"
+                     r"|with arguments from the '(?:CUDA|MPS|XPU|HIP)' backend", re.I)
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
 _DISTINCTIVE = 40  # characters of the reported message that must match (seed: "a distinctive substring")
 
@@ -38,36 +44,114 @@ def _normalized(message: str) -> str:
     return normalize_text(message or "").lower()
 
 
-def same_exception(reported: dict[str, Any], run: dict[str, Any]) -> bool:
-    """Same class (ignoring the module path) and the reported message's distinctive head
-    appears in the message seen now (or the other way round, for a truncated report)."""
-    if short_class(reported.get("exception", "")) != short_class(run.get("exception") or ""):
-        return False
-    want, seen = _normalized(reported.get("message", "")), _normalized(run.get("message") or "")
+_NESTED = re.compile(r"^\s*(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Failed|Unsupported))"
+                     r"(?::\s*(?P<message>.*))?$", re.DOTALL)
+
+
+_RAISED = re.compile(r"\braised:\s*")
+
+
+def exception_levels(exception: str | None, message: str | None) -> list[tuple[str, str]]:
+    """`Outer: Inner: msg` -> [(Outer, "Inner: msg"), (Inner, "msg")], classes without modules.
+
+    Dynamo and Inductor wrap the error that matters (`InductorError: AssertionError: ...`,
+    `BackendCompilerFailed: backend='inductor' raised: RuntimeError: ...`); a report may quote
+    either level, and the run may be read at either: every level is a candidate for a match.
+    """
+    levels: list[tuple[str, str]] = []
+    name, text = exception or "", message or ""
+    while name and len(levels) < 6:
+        levels.append((short_class(name), text))
+        inner = (_NESTED.match(text) or _NESTED.match(_RAISED.split(text, 1)[-1])) if text else None
+        if inner is None or inner.group("name") == name:
+            break
+        name, text = inner.group("name"), (inner.group("message") or "")
+    return levels
+
+
+def _run_levels(run: dict[str, Any]) -> list[tuple[str, str]]:
+    levels = exception_levels(run.get("exception"), run.get("message"))
+    for info in parse_chain(run.get("output_tail") or ""):  # the wrappers the signature unwrapped
+        levels += [level for level in exception_levels(info.name, info.message) if level not in levels]
+    return levels
+
+
+def _messages_match(want: str, seen: str) -> bool:
+    want, seen = _normalized(want), _normalized(seen)
     if not want:
         return True
     head = want[:_DISTINCTIVE]
     return head in seen or (len(seen) >= 12 and seen[:_DISTINCTIVE] in want)
 
 
-def classify(reported: dict[str, Any] | None, run: dict[str, Any]) -> str:
-    """The verdict of one run against the reported error (`ReportedError.to_dict()` or None)."""
+def same_exception(reported: dict[str, Any], run: dict[str, Any]) -> bool:
+    """The same error at some level of the two exception chains: same class (ignoring the module
+    path) and the reported message's distinctive head in the message seen now (or the other way
+    round, for a truncated report). A match on a wrapper class alone (`InductorError` vs
+    `InductorError`) needs the wrapped errors to agree too."""
+    wanted = exception_levels(reported.get("exception"), reported.get("message"))
+    seen = _run_levels(run)
+    for i, (want_class, want_message) in enumerate(wanted):
+        for j, (seen_class, seen_message) in enumerate(seen):
+            if want_class != seen_class or not _messages_match(want_message, seen_message):
+                continue
+            wrapper_only = want_class in WRAPPER_CLASSES and i + 1 < len(wanted) and j + 1 < len(seen)
+            if not wrapper_only or same_exception(dict(zip(("exception", "message"), wanted[i + 1])),
+                                                  {"exception": seen[j + 1][0], "message": seen[j + 1][1]}):
+                return True
+    return False
+
+
+def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_checking: bool = False,
+             expected_exception: str | None = None) -> str:
+    """The verdict of one run against the reported error (`ReportedError.to_dict()` or None).
+
+    `self_checking`: the repro checks its own result (an `assert`, `assert_close`, a `raise`),
+    so a clean run with no reported error means the bug is gone, not "cannot tell".
+    A run that prints the reported error and then goes on (the script caught it) is read as
+    that error. `expected_exception`: what the report says should happen instead (a fuzzer's
+    "a RuntimeError to be thrown" for a segfault): a run raising exactly that is fixed.
+    """
     outcome = run.get("outcome")
     kind = (reported or {}).get("kind")
+    if kind == "exception" and outcome in ("passed", "error") and printed_reported_error(reported or {}, run):
+        return REPRODUCES
     if outcome == "passed":
-        return FIXED if kind else INCONCLUSIVE
+        return FIXED if kind or self_checking else INCONCLUSIVE
+    if (kind in ("segfault", "hang") and outcome == "error" and expected_exception
+            and short_class(run.get("exception") or "") == short_class(expected_exception)):
+        return FIXED
     if kind == "hang":
         return REPRODUCES if outcome == "timeout" else DIFFERENT
     if kind == "segfault":
         return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) == signals.SIGSEGV else DIFFERENT
     if outcome == "timeout":
         return DIFFERENT if kind else INCONCLUSIVE
+    if outcome == "error" and _NO_GPU.search(run.get("message") or "") and not (
+            kind == "exception" and _NO_GPU.search((reported or {}).get("message", ""))):
+        return UNAVAILABLE_HARDWARE
     if outcome == "error" and short_class(run.get("exception") or "") in _IMPORT_ERRORS and not (
             kind == "exception" and short_class((reported or {}).get("exception", "")) in _IMPORT_ERRORS):
         return MISSING_DEPENDENCY
     if kind is None:
         return REPRODUCES
     return REPRODUCES if outcome == "error" and same_exception(reported or {}, run) else DIFFERENT
+
+
+def printed_reported_error(reported: dict[str, Any], run: dict[str, Any]) -> bool:
+    """The run's output shows the reported error although the process did not end with it:
+    the script caught it (`except Exception as e: print(e)`) and went on or died of something
+    else. Only a distinctive message counts (at least 20 characters), so a generic message
+    such as "CUDA error" printed in passing does not."""
+    if same_exception(reported, run):
+        return False
+    want = _normalized(reported.get("message", ""))[:_DISTINCTIVE]
+    if len(want) < 20:
+        return False
+    output = _normalized(run.get("output_tail") or "")
+    if run.get("outcome") == "error":  # not the traceback the run ended with
+        output = output.split("traceback (most recent call last)")[0]
+    return want in output
 
 
 def _signal_number(value: Any) -> int | None:

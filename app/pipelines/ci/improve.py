@@ -18,9 +18,9 @@ from typing import Any
 
 from app.engine.cilogs.archive import Failure, read_log, read_text_log
 from app.engine.git.repo import GitError, git
-from app.pipelines.base import RunContext, StageResult, State
+from app.pipelines.base import RunContext, Stage, StageResult, State
 from app.pipelines.ci.stages import WORK_STAGES
-from app.pipelines.ci.job import CIJob, halt, mirror_cache, noted, remote_for
+from app.pipelines.ci.job import CIJob, halt, mirror_cache, remote_for
 
 _RUN_URL = re.compile(r"github\.com/(?P<repo>[\w.-]+/[\w.-]+)/actions/runs/(?P<run>\d+)(?:/attempts/(?P<attempt>\d+))?")
 
@@ -101,4 +101,4 @@ def inputs_stage(ctx: RunContext, state: State) -> StageResult:
                        output={"job": job.to_dict(), "failures_found": len(failures)})
 
 
-STAGES = [noted("inputs", inputs_stage), *WORK_STAGES]
+STAGES = [Stage("inputs", inputs_stage), *WORK_STAGES]

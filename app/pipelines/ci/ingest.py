@@ -7,7 +7,7 @@ Stages (each checkpointed, so a retried task resumes where it stopped):
 - `parse`: `cilogs.read_archive` over the zip, streaming; keeps the failures of failed jobs.
 - `record`: count each fingerprint in the `SignatureStore` (once per workflow run); when one has
   failed in `settings.ci_repeat_threshold` distinct runs and has no CI run yet, open exactly one
-  `Run(kind=ci_failure)`. Its id goes in the output's `spawned_runs` for the shell to enqueue.
+  `Run(kind=ci_failure)`. The stage asks for its id to be enqueued (`StageResult.enqueue`) and lists it in `spawned_runs`.
   Saves `failures.json` and `failures.md` for the status page.
 
 Run params (set by the `workflow_run` webhook): repo, workflow_run_id, run_attempt, head_sha,
@@ -128,6 +128,7 @@ def record(ctx: RunContext, state: State) -> StageResult:
     verdict = f"{len(rows)} failures, {repeated} repeated" + (f", opened CI runs {spawned}" if spawned else "")
     return StageResult(
         summary=verdict,
+        enqueue=spawned,
         output={"spawned_runs": spawned, "verdict": verdict, "signatures": [
             {"fingerprint": r["signature"], "count": r["count"], "linked_run_id": r["linked_run_id"]} for r in rows
         ]},

@@ -14,10 +14,8 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -193,19 +191,3 @@ def tree_runner(ctx: RunContext, worktree: Path, cpu_s: int | None = None) -> Tr
 def run_timeout(ctx: RunContext, clock: PhaseClock) -> float:
     """Per-run timeout: the configured repro timeout, cut to what is left of the phase."""
     return max(min(float(ctx.settings.repro_timeout), clock.remaining_s), 0.1)
-
-
-# -- stages that remember what they said -----------------------------------------------------
-
-
-def noted(name: str, run: Callable[[RunContext, State], StageResult], **options: Any) -> Stage:
-    """A `Stage` whose output keeps its summary and skip flag (`_summary`, `_skipped`): the
-    report's execution log reads them back from `ctx.completed_stages()`."""
-
-    @functools.wraps(run)
-    def wrapped(ctx: RunContext, state: State) -> StageResult:
-        result = run(ctx, state)
-        result.output = {**result.output, "_summary": result.summary, "_skipped": result.skipped}
-        return result
-
-    return Stage(name, wrapped, **options)

@@ -84,7 +84,7 @@ def publish_stage(ctx: RunContext, state: State) -> StageResult:
         return halt("PR phase over its limit", **clock.exceeded("publish", "after the push"), status="Partial",
                     extra={"branch": job.branch, **clock.state()})
     draft = {**state, "branch": job.branch, "pr_url": "this pull request"}
-    body = render_run_report(build_report(draft, ctx.settings, ctx.completed_stages(), draft["pr_url"]))
+    body = render_run_report(build_report(draft, ctx.settings, ctx.completed_stages(), draft["pr_url"], ctx.stage_summaries()))
     title = f"[scrub] {'Stress' if generated['kind'] == 'stress' else 'Reproduction'} test for {job.test}"
     pull = ctx.github.upsert_pull(job.repo, head=job.branch, base=job.base, title=title[:250], body=body, draft=True)
     return StageResult(
@@ -95,7 +95,7 @@ def publish_stage(ctx: RunContext, state: State) -> StageResult:
 
 
 def report_stage(ctx: RunContext, state: State) -> StageResult:
-    report = build_report(state, ctx.settings, ctx.completed_stages(), state.get("pr_url"))
+    report = build_report(state, ctx.settings, ctx.completed_stages(), state.get("pr_url"), ctx.stage_summaries())
     ctx.save_artifact("report.md", "markdown", render_run_report(report))
     generated = state.get("generated")
     if generated:

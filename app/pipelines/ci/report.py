@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.domain import StageSummary
+
 from app.engine.verdict import rerun as reruns
 from app.engine.report.render import RunReport, Section, StageLine, fence, inline_code
 from app.pipelines.base import State
@@ -101,16 +103,15 @@ def _contacts(state: State) -> list[str]:
     return contacts
 
 
-def stage_lines(completed: dict[str, State]) -> list[StageLine]:
-    names = [n for n in STAGE_ORDER if n in completed] + [n for n in completed if n not in STAGE_ORDER]
-    return [
-        StageLine(name, "skipped" if completed[name].get("_skipped") else "done",
-                  completed[name].get("_duration_s"), completed[name].get("_summary", ""))
-        for name in names
-    ]
+def stage_lines(summaries: list[StageSummary], completed: dict[str, State]) -> list[StageLine]:
+    """The execution log from the stage events: finished stages, in the pipeline's order."""
+    by_name = {s.stage: s for s in summaries if s.stage in completed}
+    names = [n for n in STAGE_ORDER if n in by_name] + [n for n in by_name if n not in STAGE_ORDER]
+    return [StageLine(n, by_name[n].status, by_name[n].duration_s, by_name[n].summary) for n in names]
 
 
-def build_report(state: State, settings: Any, completed: dict[str, State], pr_url: str | None) -> RunReport:
+def build_report(state: State, settings: Any, completed: dict[str, State], pr_url: str | None,
+                 summaries: list[StageSummary] = ()) -> RunReport:
     job = job_of(state)
     status, reasons = outcome(state, settings)
     sections = []
@@ -132,7 +133,7 @@ def build_report(state: State, settings: Any, completed: dict[str, State], pr_ur
         pr_url=pr_url,
         test_created=state.get("test_created"),
         changes=_changes(state),
-        stages=stage_lines(completed),
+        stages=stage_lines(list(summaries), completed),
         next_steps=_next_steps(state, status),
         contacts=_contacts(state),
         facts=_facts(state),

@@ -35,7 +35,6 @@ from app.pipelines.ci.job import (
     halt,
     halted,
     job_of,
-    noted,
     phase_clock,
     repro_queue,
     run_timeout,
@@ -149,12 +148,12 @@ def test_stage(ctx: RunContext, state: State) -> StageResult:
 
 # Everything after the job stage is shared with the dispatch job (app.pipelines.ci.improve).
 WORK_STAGES: list[Stage] = [
-    noted("checkout", checkout_stage, queue=repro_queue),
-    noted("rerun", rerun_stage, queue=repro_queue),
-    noted("test", test_stage, queue=repro_queue),
-    noted("fix", fix_stage, queue=repro_queue),
-    noted("publish", publish_stage),
-    noted("report", report_stage),
+    Stage("checkout", checkout_stage, queue=repro_queue),
+    Stage("rerun", rerun_stage, queue=repro_queue),
+    Stage("test", test_stage, queue=repro_queue),
+    Stage("fix", fix_stage, queue=repro_queue),
+    Stage("publish", publish_stage),
+    Stage("report", report_stage),
 ]
 
-STAGES: list[Stage] = [noted("job", job_stage), *WORK_STAGES]
+STAGES: list[Stage] = [Stage("job", job_stage), *WORK_STAGES]

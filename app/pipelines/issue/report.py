@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.domain import ISSUE_STAGES
+from app.domain import ISSUE_STAGES, StageSummary
+from app.engine.verdict.signature import traceback_frames
 
 from app.engine.verdict import classify as verdicts
 from app.engine.report.render import (
@@ -75,6 +76,7 @@ def _comment(state: Json) -> str | None:
         source_author=repro.get("author"),
         minimized=(state.get("minimized") or {}).get("source"),
         flaky_ratio=reproduction.get("flaky_ratio"),
+        **_evidence(reproduction),
     )
     if found.get("first_changed") and found.get("oldest_outcome") is True:
         comment.fixed_in, comment.last_broken = found["first_changed"], found["last_unchanged"]
@@ -84,6 +86,28 @@ def _comment(state: Json) -> str | None:
         comment.different_error = reproduction.get("description")
         comment.reported_error = verdicts.describe_reported(state.get("reported"))
     return render_issue_comment(comment)
+
+
+def _evidence(reproduction: Json) -> Json:
+    """What the runs showed, for the comment: the failure, its frame in the repro, the counts."""
+    result = reproduction.get("result") or {}
+    interval = reproduction.get("interval")
+    frames = [f for f in traceback_frames(result.get("output_tail") or "") if f.path.endswith("repro.py")]
+    frame = f"repro.py, line {frames[-1].line}" + (f": {frames[-1].code}" if frames[-1].code else "") if frames else None
+    output = [line for line in (result.get("output_tail") or "").splitlines() if line.strip()]
+    now = None
+    if reproduction.get("verdict") == verdicts.FIXED and result.get("outcome") == "error":
+        now = f"the repro raises {str(reproduction.get('description'))[:200]!r}, the error the report expected instead"
+    elif result.get("outcome") == "passed":
+        now = "the repro runs to completion" + (f"; its last output line is `{output[-1][:200].replace('`', chr(39))}`" if output else "")
+    return {
+        "observed": reproduction.get("description") if result.get("outcome") != "passed" else None,
+        "frame": frame,
+        "runs": int(reproduction.get("runs") or 0),
+        "failures": int(reproduction.get("reproduced") or 0),
+        "interval": tuple(interval) if interval else None,
+        "now": now,
+    }
 
 
 def publish_plan(state: Json) -> Json:
@@ -132,12 +156,16 @@ def _sections(state: Json) -> list[Section]:
     return sections
 
 
+def stage_lines(summaries: list[StageSummary], done: dict[str, Json]) -> list[StageLine]:
+    """The execution log: every finished stage (done or skipped) from its stage event."""
+    return [StageLine(s.stage, s.status, s.duration_s, s.summary) for s in summaries if s.stage in done]
+
+
 def build_report(ctx: Any, state: Json) -> Json:
     """The run report (markdown), a one-line headline and the publish plan."""
     repo, number = ctx.params.get("repo"), ctx.params.get("issue")
     done = ctx.completed_stages()
-    stages = [StageLine(name, "skipped" if out.get("_skipped") else "done", out.get("_duration_s"),
-                        out.get("_summary", "")) for name in STAGE_ORDER if (out := done.get(name)) is not None]
+    stages = stage_lines(ctx.stage_summaries(), done)
     failed = [name for name in STAGE_ORDER[:STAGE_ORDER.index("report")] if name not in done]
     verdict = state.get("verdict") or "unknown"
     plan = publish_plan(state)

@@ -19,13 +19,15 @@ import os
 from typing import Any
 
 from app.engine.verdict import classify as verdicts
+from app.engine.verdict.flaky import SequentialRule, estimate
 from app.engine.sandbox.environments import InterpreterError, probe_interpreter
 from app.engine.verdict.reproduce import classify as classify_process
 from app.engine.sandbox.runner import Limits, SandboxSpec, run_sandboxed
 
 Json = dict[str, Any]
-FIRST_RUNS = 3  # runs that agree -> deterministic (the seed: 3-5 runs)
-MAX_RUNS = 5  # the seed: "run 3-5 times to assess flakiness"
+# The issue's stop rule: 5 reproducing runs decide "deterministic" (0.5^5 = 0.03 <= alpha);
+# 14 clean runs decide "fixed" (0.8^14 = 0.044 <= beta); a flaky repro runs 6 times for its rate.
+ISSUE_RULE = SequentialRule(alpha=0.05, beta=0.05, delta=0.5, pass_delta=0.2, flaky_min_runs=6, max_runs=20)
 OUTPUT_KEEP = 4000  # characters of the repro's output kept in the stage record
 MINIMIZE_TIMEOUT_S = 60.0  # the seed: "a shorter timeout (30-60 seconds) during minimization"
 MINIMIZE_BUDGET_S = 300.0
@@ -64,31 +66,57 @@ def _torch_version(python: str) -> str | None:
         return None
 
 
-def reproduce(settings: Any, source: str, reported: Json | None, label: str | None = None) -> Json:
-    """Run until the verdict is settled: 3 agreeing runs, or up to 5 when they disagree.
+def reproduce(settings: Any, source: str, reported: Json | None, label: str | None = None,
+              *, self_checking: bool = False, expected_exception: str | None = None) -> Json:
+    """Run until `ISSUE_RULE` settles it, the sequential rule `scrub repro --adaptive` and the
+    CI rerun use (with the issue's own error rates):
 
-    A timeout is not repeated (it already cost the whole timeout). The verdict of a flaky
-    repro is `reproduces` with a `flaky_ratio`.
+    - 5 reproducing runs in a row: deterministic; a reproducing and a clean run: flaky, run on
+      to 6 runs for the rate;
+    - `fixed` closes the issue, so it needs 14 clean runs in a row (a bug failing in 20% of
+      runs or more is missed with probability <= 5%);
+    - any other verdict (a different error, a missing package) is settled after 5 runs.
+
+    A timeout is not repeated: it already cost the whole timeout. The result carries the
+    failure rate and its 95% Wilson interval.
     """
     label = label or current_label(settings)
-    runs = [run_once(settings, source, label)]
-    seen = [verdicts.classify(reported, runs[0])]
-    while runs[0]["outcome"] != "timeout" and len(runs) < MAX_RUNS:
-        if len(runs) >= FIRST_RUNS and len(set(seen)) == 1:
-            break
+    runs: list[Json] = []
+    seen: list[str] = []
+    while len(runs) < ISSUE_RULE.max_runs:
         runs.append(run_once(settings, source, label))
-        seen.append(verdicts.classify(reported, runs[-1]))
-    ratio = verdicts.flaky_ratio(seen)
-    verdict = verdicts.REPRODUCES if ratio else max(set(seen), key=seen.count)
-    first = next(r for r, v in zip(runs, seen) if v == verdict)
+        seen.append(verdicts.classify(reported, runs[-1], self_checking=self_checking,
+                                      expected_exception=expected_exception))
+        if runs[-1]["outcome"] == "timeout" or _settled(seen):
+            break
+    hits = seen.count(verdicts.REPRODUCES)
+    if hits:
+        verdict = verdicts.REPRODUCES
+    else:
+        others = [v for v in seen if v != verdicts.FIXED]
+        verdict = max(set(others), key=others.count) if others else verdicts.FIXED
+    first = next(r for r, v in zip(runs, seen) if v == verdict) if verdict in seen else runs[0]
+    rate = estimate(hits, len(runs))
     return {
         "verdict": verdict,
-        "flaky_ratio": ratio,
+        "flaky_ratio": verdicts.flaky_ratio(seen),
         "runs": len(runs),
-        "reproduced": seen.count(verdicts.REPRODUCES),
+        "reproduced": hits,
+        "rate": round(rate.rate, 4),
+        "interval": [round(rate.interval[0], 4), round(rate.interval[1], 4)],
         "result": first,
         "description": verdicts.describe(first),
     }
+
+
+def _settled(seen: list[str]) -> bool:
+    hits, runs = seen.count(verdicts.REPRODUCES), len(seen)
+    decided = ISSUE_RULE.decide(hits, runs)
+    if decided in ("deterministic", "flaky"):
+        return True
+    if hits == 0 and any(v != verdicts.FIXED for v in seen):
+        return runs >= ISSUE_RULE.runs_to_decide_deterministic
+    return decided == "passes"
 
 
 def probe(settings: Any, source: str, reported: Json | None, label: str) -> bool:

@@ -15,12 +15,13 @@ run edits it instead of adding a second one.
 
 from __future__ import annotations
 
-import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from app.engine.verdict import bisect as bisection
+from app.engine.verdict import classify as verdicts
 from app.engine.issue import markdown as issues
+from app.engine.issue import loose, repro_facts
 from app.engine.issue import review as security
 from app.engine.report.render import Notice, render_notice
 from app.engine.verdict.classify import FIXED, REPRODUCES
@@ -59,12 +60,28 @@ def _slim(post: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+TRIAGE_ROLES = ("admin", "maintain", "write", "triage")  # may apply the label, and so approve
+
+
 def fetch(ctx: RunContext, state: State) -> StageResult:
+    """The issue and its comments; first, the label's author must be allowed to apply it.
+
+    The `scrub` label is the approval to run a repro with a clean security scan, so it counts
+    only from someone with triage or write permission (checked through the API, not taken from
+    the payload); anyone else's label is ignored, with no write to GitHub."""
     repo, number = _target(ctx)
+    labeler = ctx.params.get("labeled_by")
+    role = None
+    if labeler:
+        role = ctx.github.permission(repo, labeler)
+        if role not in TRIAGE_ROLES:
+            return StageResult(summary=f"ignored: the label was added by {labeler}, whose role is {role}",
+                               output={"label_role": role}, end="skipped", verdict="ignored")
     issue = ctx.github.get_issue(repo, number)
     comments = ctx.github.list_issue_comments(repo, number)
     summary = f"{repo}#{number}: {issue.get('title', '')!r}, {len(comments)} comments"
-    return StageResult(summary=summary, output={"issue": _slim(issue), "comments": [_slim(c) for c in comments]})
+    return StageResult(summary=summary, output={"issue": _slim(issue), "comments": [_slim(c) for c in comments],
+                                                "label_role": role})
 
 
 def _reporter_texts(issue: State, posts: list[State], chosen: issues.Repro | None) -> list[str | None]:
@@ -83,6 +100,7 @@ def select(ctx: RunContext, state: State) -> StageResult:
     posts = issues.human_posts(issue, comments)
     images = chosen is None and any(issues.has_images(p.get("body")) for p in posts)
     reported = issues.reported_error(*_reporter_texts(issue, posts, chosen))
+    expected = loose.expected_exception(issue.get("body"))
     summary = (f"repro by {chosen.author} ({chosen.lines} lines) of {len(candidates)} candidates" if chosen
                else "no repro" + (" (only images)" if images else ""))
     if reported:
@@ -92,6 +110,7 @@ def select(ctx: RunContext, state: State) -> StageResult:
         "candidates": [{"author": c.author, "url": c.url, "lines": c.lines} for c in candidates],
         "images_only": images,
         "reported": reported.to_dict() if reported else None,
+        "expected_exception": expected,
     })
 
 
@@ -99,13 +118,16 @@ def triage(ctx: RunContext, state: State) -> StageResult:
     repro = issues.Repro.from_dict(state["repro"]) if state.get("repro") else None
     decision = issues.triage(state["issue"], repro, images=state.get("images_only", False))
     output: State = {"triage": decision.to_dict(), "needs_cuda": decision.needs_cuda}
+    if decision.cpu_source and repro is not None:
+        output["repro"] = repro.to_dict() | {"source": decision.cpu_source, "cuda_dropped": True}
     if decision.stops:
         output |= {"stop": True, "verdict": decision.decision}
     return StageResult(summary=f"{decision.decision}: {decision.reason}", output=output)
 
 
 def review(ctx: RunContext, state: State) -> StageResult:
-    """Run only a collaborator's repro with a clean scan, or once someone approved it."""
+    """Run a repro with a clean scan when a maintainer labelled the issue (whoever wrote the
+    repro) or a collaborator wrote it; anything with findings waits for `/scrub approve`."""
     if skipped := _skip(state):
         return skipped
     repo, number = _target(ctx)
@@ -117,6 +139,9 @@ def review(ctx: RunContext, state: State) -> StageResult:
     if approved_by:
         return StageResult(summary=f"approved by {approved_by} ({len(findings)} findings)",
                            output=output | {"approved_by": approved_by})
+    if state.get("label_role") in TRIAGE_ROLES and not findings:
+        who = ctx.params.get("labeled_by")
+        return StageResult(summary=f"labelled by {who} ({state['label_role']}); no findings", output=output)
     if collaborator and not findings:
         return StageResult(summary=f"{repro['author']} is a collaborator; no findings", output=output)
     why = f"{len(findings)} findings" if findings else f"{repro['author']} is not a collaborator"
@@ -138,10 +163,16 @@ def reproduce(ctx: RunContext, state: State) -> StageResult:
         return StageResult(summary="needs CUDA and this worker has no GPU", skipped=True,
                            output={"stop": True, "verdict": "unavailable-hardware", "hardware": "a CUDA GPU"})
     label = runner.current_label(ctx.settings)
-    result = runner.reproduce(ctx.settings, state["repro"]["source"], state.get("reported"), label)
+    source = state["repro"]["source"]
+    result = runner.reproduce(ctx.settings, source, state.get("reported"), label,
+                              self_checking=repro_facts.checks_itself(source),
+                              expected_exception=state.get("expected_exception"))
     ratio = f", flaky {result['flaky_ratio']}" if result["flaky_ratio"] else ""
     summary = f"{result['verdict']} on {label}: {result['description']} ({result['runs']} runs{ratio})"
-    return StageResult(summary=summary, output={"reproduction": result, "verdict": result["verdict"]})
+    output = {"reproduction": result, "verdict": result["verdict"]}
+    if result["verdict"] == verdicts.UNAVAILABLE_HARDWARE:  # the run stopped for want of a GPU
+        output["hardware"] = "a CUDA GPU"
+    return StageResult(summary=summary, output=output)
 
 
 def bisect(ctx: RunContext, state: State) -> StageResult:
@@ -215,26 +246,14 @@ def publish(ctx: RunContext, state: State) -> StageResult:
     return StageResult(summary=", ".join(done) or "nothing to write", output={"published": done})
 
 
-def _recorded(run: Any) -> Any:
-    """Keep the stage's summary in its stored output, for the report's execution log."""
-
-    @functools.wraps(run)
-    def wrapper(ctx: RunContext, state: State) -> StageResult:
-        result = run(ctx, state)
-        result.output = {**result.output, "_summary": result.summary, "_skipped": result.skipped}
-        return result
-
-    return wrapper
-
-
 STAGES: list[Stage] = [
-    Stage("fetch", _recorded(fetch)),
-    Stage("select", _recorded(select)),
-    Stage("triage", _recorded(triage)),
-    Stage("review", _recorded(review)),
-    Stage("reproduce", _recorded(reproduce), queue=_code_queue),
-    Stage("bisect", _recorded(bisect), queue=_code_queue, optional=True),
-    Stage("minimize", _recorded(minimize), queue=_code_queue, optional=True),
-    Stage("report", _recorded(report)),
-    Stage("publish", _recorded(publish)),
+    Stage("fetch", fetch),
+    Stage("select", select),
+    Stage("triage", triage),
+    Stage("review", review),
+    Stage("reproduce", reproduce, queue=_code_queue),
+    Stage("bisect", bisect, queue=_code_queue, optional=True),
+    Stage("minimize", minimize, queue=_code_queue, optional=True),
+    Stage("report", report),
+    Stage("publish", publish),
 ]

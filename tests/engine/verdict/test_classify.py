@@ -67,3 +67,67 @@ def test_missing_module_names_the_top_level_package():
 def test_flaky_ratio_only_when_runs_disagree():
     assert flaky_ratio(["reproduces", "fixed", "reproduces"]) == "2/3"
     assert flaky_ratio(["reproduces"] * 3) is None and flaky_ratio(["fixed"] * 2) is None
+
+
+# --- #13: readings of real PyTorch issues that were wrong ------------------------------------
+
+INDUCTOR_TAIL = """Traceback (most recent call last):
+  File "/tmp/repro.py", line 9, in <module>
+    compiled(x)
+torch._inductor.exc.InductorError: AssertionError: expected size 3==4, stride 1==1 at dim=0
+
+Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a bug to PyTorch).
+"""
+
+
+def test_a_wrapped_inductor_error_matches_the_report_at_either_level():
+    # The run's signature unwraps to the AssertionError; the report names the InductorError.
+    run = {"outcome": "error", "exception": "AssertionError", "message": "expected size 3==4, stride 1==1 at dim=0",
+           "output_tail": INDUCTOR_TAIL}
+    outer = {"kind": "exception", "exception": "torch._inductor.exc.InductorError",
+             "message": "AssertionError: expected size 3==4, stride 1==1 at dim=0"}
+    inner = {"kind": "exception", "exception": "AssertionError", "message": "expected size 3==4, stride 1==1 at dim=0"}
+    assert classify(outer, run) == "reproduces"
+    assert classify(inner, run) == "reproduces"
+
+
+def test_backend_compiler_failed_matches_its_wrapped_error_not_the_wrapper_alone():
+    reported = {"kind": "exception", "exception": "torch._dynamo.exc.BackendCompilerFailed",
+                "message": "backend='inductor' raised:\nRuntimeError: Cannot view a tensor with shape [4, 4]"}
+    same = {"outcome": "error", "exception": "RuntimeError", "message": "Cannot view a tensor with shape [4, 4]"}
+    other = {"outcome": "error", "exception": "torch._dynamo.exc.BackendCompilerFailed",
+             "message": "backend='inductor' raised:\nRuntimeError: something else entirely different here"}
+    assert classify(reported, same) == "reproduces"
+    assert classify(reported, other) == "different-error"
+
+
+def test_a_repro_with_its_own_assert_that_now_passes_is_fixed():
+    assert classify(None, PASSED, self_checking=True) == "fixed"
+    assert classify(None, PASSED) == "inconclusive"  # nothing checked, nothing reported: cannot tell
+    assert classify(None, error("AssertionError", ""), self_checking=True) == "reproduces"
+
+
+def test_a_script_that_catches_the_reported_error_and_prints_it_reproduces():
+    printed = "an error occurred: expected scalar type Float but found Double\n"
+    caught_then_died = error("NameError", "name 'out' is not defined") | {
+        "output_tail": printed + "Traceback (most recent call last):\n  File \"/tmp/repro.py\", line 9\nNameError: name 'out' is not defined\n"}
+    caught_and_exited = PASSED | {"output_tail": printed}
+    assert classify(RUNTIME, caught_then_died) == "reproduces"
+    assert classify(RUNTIME, caught_and_exited) == "reproduces"  # never "fixed": the bug is live
+    assert classify(RUNTIME, PASSED | {"output_tail": "all good\n"}) == "fixed"
+
+
+def test_a_run_stopped_by_a_missing_gpu_or_backend_is_unavailable_hardware_not_reproducing():
+    no_cuda = error("AssertionError", "Torch not compiled with CUDA enabled")
+    mps = error("NotImplementedError", "Could not run 'aten::empty.memory_format' with arguments from the 'MPS' backend.")
+    assert classify(None, no_cuda) == "unavailable-hardware"
+    assert classify(None, mps) == "unavailable-hardware"
+    assert classify(RUNTIME, no_cuda) == "unavailable-hardware"
+
+
+def test_a_crash_that_now_raises_the_error_the_report_expected_is_fixed():
+    # pytorch/pytorch#77892 (a fuzzer's segfault): "Expected behavior: a RuntimeError to be thrown".
+    now = error("RuntimeError", "Error in fused_moving_avg_obs_fake_quant_cpu: ch_axis must be < self.dim()")
+    assert classify(SEGFAULT, now, expected_exception="RuntimeError") == "fixed"
+    assert classify(SEGFAULT, now) == "different-error"  # without that sentence: not ours to call fixed
+    assert classify(SEGFAULT, error("ValueError", "x"), expected_exception="RuntimeError") == "different-error"

@@ -61,7 +61,9 @@ def _ingest(gh, store, run_id: int, tmp_path, threshold: int = 2) -> MemoryRunCo
 
 
 def _spawned(ctx: MemoryRunContext) -> list[int]:
-    return ctx.completed_stages()["record"]["spawned_runs"]
+    listed = ctx.completed_stages()["record"]["spawned_runs"]
+    assert ctx.enqueued == listed  # what the stage opened is what it asked to start
+    return listed
 
 
 def test_a_failure_repeated_in_two_runs_opens_one_ci_run_and_a_third_opens_none(fake_github, tmp_path):

@@ -191,6 +191,50 @@ def test_a_clean_repro_by_a_stranger_also_waits(fake_github):
     assert finished.status == "awaiting_approval"
 
 
+def test_a_clean_repro_by_a_stranger_runs_when_a_triager_labelled_the_issue(fake_github):
+    fake_github.add_collaborator(REPO, "triager", role="triage")
+    number = fake_github.add_issue(REPO, body=py("raise RuntimeError('x')"), user="stranger")["number"]
+    finished, ctx = scrub(fake_github, number, labeled_by="triager")
+    assert finished.verdict == "reproduces"
+    assert "labelled by triager (triage)" in next(r.summary for r in ctx.stages if r.stage == "review")
+
+
+def test_a_risky_repro_waits_for_approval_even_when_a_maintainer_labelled_it(fake_github):
+    fake_github.add_collaborator(REPO, "boss", role="admin")
+    number = fake_github.add_issue(REPO, body=py("import os\nos.system('id')"), user="stranger")["number"]
+    finished, _ = scrub(fake_github, number, labeled_by="boss")
+    assert finished.status == "awaiting_approval"
+
+
+def test_a_label_by_someone_without_triage_permission_is_ignored_without_a_write(fake_github):
+    number = trusted_issue(fake_github, py("raise RuntimeError('x')"))
+    before = len(fake_github.writes_to())
+    finished, ctx = scrub(fake_github, number, labeled_by="drive-by")
+    assert (finished.status, finished.verdict) == ("skipped", "ignored")
+    assert [r.stage for r in ctx.stages] == ["fetch"]
+    assert len(fake_github.writes_to()) == before
+
+
+def test_a_self_checking_repro_that_passes_now_is_fixed_and_says_what_happens_now(fake_github):
+    source = "x = [1, 2, 3]\nprint('sum', sum(x))\nassert sum(x) == 6, 'wrong sum'"
+    number = trusted_issue(fake_github, "The sum is wrong:\n" + py(source))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "fixed"
+    (comment,) = our_comments(fake_github, number)
+    assert comment.startswith("This issue no longer reproduces")
+    assert "Now: the repro runs to completion; its last output line is `sum 6` (14 runs" in comment
+
+
+def test_still_reproduces_shows_the_failure_its_frame_and_the_rate(fake_github):
+    source = "def check(v):\n    raise ValueError(f'bad value {v}')\ncheck(3)"
+    number = trusted_issue(fake_github, py(source) + "\n" + traceback("ValueError: bad value 3"))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "reproduces"
+    (comment,) = our_comments(fake_github, number)
+    assert "Observed in 5 of 5 runs (failure rate 100%, 95% interval 57-100%)" in comment
+    assert "ValueError: bad value 3\n  at repro.py, line 2: raise ValueError(f'bad value {v}')" in comment
+
+
 # -- selection and idempotence --------------------------------------------------------------
 
 
