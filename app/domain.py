@@ -29,6 +29,7 @@ class RunStatus(StrEnum):
 
 
 FINISHED = frozenset({RunStatus.succeeded, RunStatus.failed, RunStatus.skipped, RunStatus.cancelled})
+ACTIVE = (RunStatus.queued, RunStatus.running, RunStatus.awaiting_approval)
 
 
 class StageStatus(StrEnum):

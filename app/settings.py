@@ -13,11 +13,13 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.domain import parse_environments
+from app.torch_releases import EnvStore, merge_interpreters
 
 SandboxKind = Literal["bwrap", "none"]
 
@@ -35,6 +37,9 @@ class Settings(BaseSettings):
     github_private_key: str = ""
     trigger_label: str = "scrub"
     environments: str = ""
+    # `scrub env add`: where torch releases come from (None: the installer's default, PyPI) and how.
+    torch_index_url: str = ""
+    env_installer: Literal["auto", "uv", "pip"] = "auto"
     sandbox: SandboxKind | None = None
     sandbox_memory_mb: int = Field(4096, gt=0)
     repro_timeout: float = Field(120.0, gt=0)
@@ -47,6 +52,17 @@ class Settings(BaseSettings):
     phase_pr_s: float = Field(300.0, gt=0)
     # Whether this worker may bind GPU device nodes into the sandbox (repro-gpu hosts only).
     gpu: bool = False
+    # People: GitHub OAuth login for the status page and the state-changing API.
+    oauth_client_id: str = ""
+    oauth_client_secret: str = ""
+    session_secret: str = ""
+    github_web_url: str = ""  # https://github.com; derived from github_api_url when unset
+    public_read: bool = True  # runs of public repositories may be read without signing in
+    api_tokens: str = ""  # comma-separated bearer tokens for scripts
+    # Leases: a running run's worker renews its lease; the reaper resumes an expired one.
+    lease_s: float = Field(60.0, gt=0)
+    reaper_interval_s: float = Field(60.0, gt=0)
+    max_attempts: int = Field(3, ge=1)
 
     @field_validator("environments")
     @classmethod
@@ -55,9 +71,17 @@ class Settings(BaseSettings):
         return value
 
     @property
+    def env_store(self) -> EnvStore:
+        """Provisioned torch releases (`scrub env add`): `<data dir>/envs/<version>/`."""
+        return EnvStore(self.data_dir / "envs")
+
+    @property
     def environment_map(self) -> dict[str, str]:
-        """Named interpreters; the worker's own interpreter when none are configured."""
-        return parse_environments(self.environments, default_python=sys.executable)
+        """Named interpreters, oldest first: `SCRUB_ENVIRONMENTS` when set; else the provisioned
+        releases plus this interpreter under its torch release; else this interpreter (`local`)."""
+        if self.environments.strip():
+            return parse_environments(self.environments, default_python=sys.executable)
+        return merge_interpreters(self.env_store.interpreters(), sys.executable, _own_torch_version())
 
     @property
     def resolved_database_url(self) -> str:
@@ -81,9 +105,34 @@ class Settings(BaseSettings):
     def github_configured(self) -> bool:
         return bool(self.github_token or (self.github_app_id and self.github_private_key))
 
+    @property
+    def oauth_configured(self) -> bool:
+        """Login with GitHub is on: without it the service runs in local mode (no login)."""
+        return bool(self.oauth_client_id and self.oauth_client_secret and self.session_secret)
+
+    @property
+    def resolved_github_web_url(self) -> str:
+        """The web server behind the REST API: api.github.com -> github.com, GHES /api/v3 -> its host."""
+        if self.github_web_url:
+            return self.github_web_url.rstrip("/")
+        parts = urlsplit(self.github_api_url)
+        host = parts.netloc[len("api."):] if parts.netloc.startswith("api.") else parts.netloc
+        path = parts.path.rstrip("/")
+        path = path[: -len("/api/v3")] if path.endswith("/api/v3") else path
+        return f"{parts.scheme or 'https'}://{host}{path}"
+
     def ensure_data_dir(self) -> Path:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return self.data_dir
+
+
+def _own_torch_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return None
 
 
 @lru_cache(maxsize=1)

@@ -29,7 +29,7 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(os.environ.get("SCRUB_SHARED_DIR", ROOT.parent / "shared")) / "fixtures/github/webhooks"
+FIXTURES = ROOT / "tests" / "fixtures" / "github" / "webhooks"  # octokit/webhooks (MIT), in the repository
 BACKGROUND = [
     ("issues", "issues/opened.payload.json"),
     ("issue_comment", "issue_comment/created.payload.json"),

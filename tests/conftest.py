@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("SCRUB_SHARED_DIR", ROOT.parent / "shared"))
-WEBHOOK_FIXTURES = SHARED / "fixtures" / "github" / "webhooks"
+# Copied from octokit/webhooks (MIT): see tests/fixtures/github/LICENSE and README.md.
+WEBHOOK_FIXTURES = ROOT / "tests" / "fixtures" / "github" / "webhooks"
 
 
 @pytest.fixture
 def webhook_fixtures() -> Path:
     if not WEBHOOK_FIXTURES.is_dir():
-        pytest.fail(f"webhook fixtures not found at {WEBHOOK_FIXTURES} (set SCRUB_SHARED_DIR)")
+        pytest.fail(f"webhook fixtures not found at {WEBHOOK_FIXTURES} (they are part of the repository)")
     return WEBHOOK_FIXTURES
 
 
@@ -23,7 +23,7 @@ def webhook_fixtures() -> Path:
 def _isolated_settings(tmp_path, monkeypatch):
     """Every test gets its own data dir and no SCRUB_* leaking in from the developer's shell."""
     for name in list(os.environ):
-        if name.startswith("SCRUB_") and not name.startswith("SCRUB_TEST_") and name != "SCRUB_SHARED_DIR":
+        if name.startswith("SCRUB_") and not name.startswith("SCRUB_TEST_"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SCRUB_DATA_DIR", str(tmp_path / "scrub-data"))
     from app.settings import reset_settings_cache

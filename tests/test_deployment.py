@@ -49,3 +49,18 @@ def test_ci_workflow_runs_the_ci_script():
     steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
     assert any(step.get("run", "").strip() == "./.ci/run" for step in steps)
     assert os.access(ROOT / ".ci/run", os.X_OK)
+
+
+def test_compose_provisions_the_listed_torch_releases_before_workers_start():
+    import subprocess
+
+    services = compose()["services"]
+    releases = services["releases"]
+    assert "SCRUB_TORCH_RELEASES" in releases["environment"]
+    assert {"scrub-data:/data"} <= set(releases["volumes"])  # the workers' data dir: /data/envs/<version>
+    assert services["worker"]["depends_on"]["releases"] == {"condition": "service_completed_successfully"}
+    script = releases["command"][2].replace("$$", "$")  # compose's escape for a literal $
+    for listed, expected in (("", ""), ("2.13.0 2.14.1", "env add 2.13.0 2.14.1")):
+        shell = subprocess.run(["sh", "-c", script.replace("scrub ", "echo ")], capture_output=True, text=True,
+                               env={"PATH": os.environ["PATH"], "SCRUB_TORCH_RELEASES": listed})
+        assert shell.returncode == 0 and shell.stdout.strip() == expected

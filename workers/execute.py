@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import httpx
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
+from app.db import leases
 from app.db.context import DbRunContext
 from app.db.models import FINISHED, Run, RunStatus
 from app.db.session import Database
@@ -25,6 +26,7 @@ from app.pipelines.base import Handoff, Stage, run_pipeline
 from app.db.commands import apply_command
 from app.domain import HELP_TEXT, CommandRequest, RunKind
 from workers.enqueue import Enqueuer
+from workers.lease import Heartbeat, LeasedRunContext, LeaseLost, new_owner
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,7 @@ class WorkerServices:
 
 
 def execute_run(run_id: int, services: WorkerServices) -> str:
+    """Claim the run (its lease), run its pipeline with a heartbeat, and let the lease go."""
     with services.database.session() as session:
         run = session.get(Run, run_id)
     if run is None:
@@ -58,21 +61,42 @@ def execute_run(run_id: int, services: WorkerServices) -> str:
         return "missing"
     if run.status in FINISHED or run.status == RunStatus.awaiting_approval:
         return f"already {run.status}"  # a duplicate message: nothing to do
-    ctx = DbRunContext(
+    lease_s = float(getattr(services.settings, "lease_s", 60.0))
+    owner = new_owner()
+    if not leases.claim(services.database, run_id, owner, lease_s):
+        return "held by another worker"  # a duplicate delivery while the run is alive elsewhere
+    heartbeat = Heartbeat(services.database, run_id, owner, lease_s)
+    ctx = LeasedRunContext(
         services.database,
         run,
         services.settings,
         github_factory=lambda: services.github_for(run.installation_id),
         on_spawned=lambda spawned: [services.enqueuer.run_pipeline(child) for child in spawned],
+        owner=owner,
+        heartbeat=heartbeat,
     )
+    try:
+        with heartbeat:
+            return _execute(run, ctx, services)
+    except LeaseLost as exc:
+        log.warning("%s; stopping", exc)
+        return "lease lost"
+    finally:
+        # Also after a transient error: the task's retry claims the unleased run; were that
+        # retry lost too, the reaper takes an unleased running run after an hour.
+        leases.release(services.database, run_id, owner)
+
+
+def _execute(run: Run, ctx: LeasedRunContext, services: WorkerServices) -> str:
     try:
         stages = services.stages_for(run.kind)
     except registry.PipelineUnavailable as exc:
         ctx.set_status(RunStatus.failed, error=str(exc))
         return RunStatus.failed
-    ctx.set_status(RunStatus.running)
     try:
         result = run_pipeline(stages, ctx)
+    except LeaseLost:
+        raise
     except Exception as exc:
         if is_transient(exc):
             raise
@@ -85,7 +109,8 @@ def execute_run(run_id: int, services: WorkerServices) -> str:
         ctx.set_queue(result.queue)
         ctx.set_status(RunStatus.queued)
         ctx.log(f"stage {result.stage} continues on queue {result.queue}")
-        services.enqueuer.run_pipeline(run_id, result.queue)
+        leases.release(services.database, ctx.run_id, ctx.owner)
+        services.enqueuer.run_pipeline(ctx.run_id, result.queue)
         return f"handed off to {result.queue}"
     return result.status
 
@@ -117,7 +142,11 @@ def execute_command(request: CommandRequest, services: WorkerServices) -> str:
         return "help sent"
     with services.database.session() as session:
         outcome = apply_command(session, request, registry.stage_names(RunKind.issue))
-        session.commit()
+        try:
+            session.commit()
+        except IntegrityError:  # a run of this issue became active meanwhile (a label, a button)
+            session.rollback()
+            return "ignored: another run of this issue is active"
     if outcome.enqueue_on and outcome.run_id is not None:
         services.enqueuer.run_pipeline(outcome.run_id, outcome.enqueue_on)
     return outcome.message

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import AsyncIterator
 
 from fastapi import FastAPI
 
 from app.api.deps import Services
 from app.db.session import database_for
+from app.github.connect import github_client
 from app.settings import Settings
 from workers.enqueue import Enqueuer
 
 
 def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastAPI:
     """`enqueuer` defaults to Celery on the configured broker; tests pass a recording one."""
-    from app.api import health, runs, webhooks
+    from app.api import health, login, runs, webhooks
+    from app.api.access import People
+    from app.api.sessions import SessionMiddleware
     from app.web import pages
 
     if enqueuer is None:
@@ -24,16 +28,22 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
 
         enqueuer = CeleryEnqueuer(create_celery(settings))
     settings.ensure_data_dir()
-    services = Services(settings, database_for(settings.resolved_database_url), enqueuer)
+    people = People(settings, partial(github_client, settings) if settings.github_configured else None)
+    services = Services(settings, database_for(settings.resolved_database_url), enqueuer, people)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         services.ingest_executor.shutdown(wait=True)
 
-    app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan)
+    # With people signing in, nothing but the webhook, health (and metrics) is open: no schema pages.
+    closed = {"docs_url": None, "redoc_url": None, "openapi_url": None} if settings.oauth_configured else {}
+    app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan, **closed)
     app.state.services = services
-    for router in (health.router, webhooks.router, runs.router, pages.router):
+    for router in (health.router, webhooks.router, login.router, runs.router, pages.router):
         app.include_router(router)
+    app.add_middleware(
+        SessionMiddleware, secret=settings.session_secret, always_secure=settings.public_url.startswith("https://")
+    )
     app.mount("/static", pages.static_files, name="static")
     return app

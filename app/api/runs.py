@@ -7,7 +7,10 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from app.api.deps import ServicesDep, SessionDep
+from sqlalchemy.exc import IntegrityError
+
+from app.api.access import Viewer
+from app.api.deps import ActorDep, ServicesDep, SessionDep, ViewerDep
 from app.api.limits import Offset, RunId
 from app.db import queries
 from app.db.models import Artifact, Run, StageEvent
@@ -42,14 +45,19 @@ def _iso(value: Any) -> str | None:
 
 
 @router.get("/runs")
-def list_runs(session: SessionDep, limit: int = 100, offset: Offset = 0) -> list[dict[str, Any]]:
-    return [run_json(run) for run in queries.list_runs(session, min(max(limit, 1), 500), max(offset, 0))]
+def list_runs(session: SessionDep, services: ServicesDep, viewer: ViewerDep, limit: int = 100, offset: Offset = 0) -> list[dict[str, Any]]:
+    if not viewer.signed_in and not services.settings.public_read:
+        raise HTTPException(401, "sign in to see runs", headers={"WWW-Authenticate": "Bearer"})
+    runs = queries.list_runs(session, min(max(limit, 1), 500), max(offset, 0))
+    return [run_json(run) for run in runs if services.people.can_read(viewer, run)]
 
 
 @router.get("/runs/{run_id}")
-def get_run(run_id: RunId, session: SessionDep) -> dict[str, Any]:
+def get_run(run_id: RunId, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> dict[str, Any]:
     detail = queries.run_detail(session, run_id)
-    if detail is None:
+    if detail is None or not services.people.can_read(viewer, detail.run):
+        if detail is not None and not viewer.signed_in:
+            raise HTTPException(401, "sign in to see this run", headers={"WWW-Authenticate": "Bearer"})
         raise HTTPException(404, f"run {run_id} not found")
     return {
         **run_json(detail.run),
@@ -59,25 +67,36 @@ def get_run(run_id: RunId, session: SessionDep) -> dict[str, Any]:
 
 
 @router.post("/runs/{run_id}/approve")
-def approve_run(run_id: RunId, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
-    """Same as `/scrub approve`. The status page has no login: deploy it behind your auth."""
-    return _act(run_id, session, services, lambda run: commands.approve(session, run, "status page"), next)
+def approve_run(run_id: RunId, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
+    """Same as `/scrub approve`: write permission on the run's repository, CSRF-checked."""
+    return _act(run_id, session, services, actor, lambda run: commands.approve(session, run, actor.login or ""), next)
 
 
 @router.post("/runs/{run_id}/retry")
-def retry_run(run_id: RunId, session: SessionDep, services: ServicesDep, next: str | None = None) -> Response:
-    return _act(run_id, session, services, lambda run: commands.retry(session, run), next)
+def retry_run(run_id: RunId, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
+    return _act(run_id, session, services, actor, lambda run: commands.retry(session, run), next)
 
 
-def _act(run_id: int, session: Any, services: Any, action: Any, next_page: str | None) -> Response:
+@router.post("/runs/{run_id}/cancel")
+def cancel_run(run_id: RunId, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
+    return _act(run_id, session, services, actor, lambda run: commands.cancel(session, run, actor.login or ""), next)
+
+
+def _act(run_id: int, session: Any, services: Any, actor: Viewer, action: Any, next_page: str | None) -> Response:
     run = session.get(Run, run_id)
-    if run is None:
+    if run is None or not services.people.can_read(actor, run):
         raise HTTPException(404, f"run {run_id} not found")
+    if not services.people.can_write(actor, run):
+        raise HTTPException(403, f"{actor.login} needs write permission on {run.repo or 'this run'}")
     outcome = action(run)
-    session.commit()
+    try:
+        session.commit()
+    except IntegrityError:  # another run of the same issue or signature is active
+        session.rollback()
+        return JSONResponse({"message": f"another run is active for {run.target or run.repo}", "run_id": run_id, "queued": False}, 409)
     if outcome.enqueue_on:
         services.enqueuer.run_pipeline(run_id, outcome.enqueue_on)
     if next_page and next_page.startswith("/") and not next_page.startswith("//"):
         return RedirectResponse(next_page, status_code=303)
-    status_code = 202 if outcome.enqueue_on else 409
+    status_code = 202 if outcome.enqueue_on else (200 if outcome.changed else 409)
     return JSONResponse({"message": outcome.message, "run_id": run_id, "queued": bool(outcome.enqueue_on)}, status_code)

@@ -8,11 +8,12 @@ from dataclasses import asdict
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlmodel import Session
 
 from app.api.deps import Services, ServicesDep
 from app.api.limits import BadInput, parse_json, read_body
-from app.db import queries
+from app.db import leases, queries
 from app.redact import redactor_for
 from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, repo_of, route, verify_signature
 
@@ -85,15 +86,32 @@ def _record(
     with services.database.session() as session:
         if not queries.record_delivery(session.connection(), *delivery, "received"):
             return None, None
-        run_id = None
-        active = queries.active_issue_run(session, decision.repo, decision.issue) if decision.issue else None
-        if active is not None:
-            decision = Ignore(f"run {active.id} is already {active.status} for this issue")
-        else:
-            run_id = queries.create_run(session, **asdict(decision)).id
+        run_id, decision = start_or_attach(session, decision)
         queries.set_delivery_outcome(session, delivery_id, outcome_of(decision, run_id), run_id)
         session.commit()
         return decision, run_id
+
+
+def start_or_attach(session: Session, decision: StartRun) -> tuple[int | None, Decision]:
+    """Create the run, unless the issue has an active one: then attach to it (no second run,
+    no second comment), or start that one over if its worker died (its lease expired).
+
+    Two deliveries racing past the read both try to insert; the partial unique index lets one
+    win and the other gets `IntegrityError` (in a savepoint: the delivery row stays) and attaches.
+    """
+    active = queries.active_issue_run(session, decision.repo, decision.issue) if decision.issue else None
+    if active is None:
+        try:
+            with session.begin_nested():
+                return queries.create_run(session, **asdict(decision)).id, decision
+        except IntegrityError:
+            active = queries.active_issue_run(session, decision.repo, decision.issue) if decision.issue else None
+            if active is None:
+                raise
+    if leases.is_stranded(active):
+        leases.restart(session, active)
+        return active.id, decision
+    return None, Ignore(f"run {active.id} is already {active.status} for this issue")
 
 
 def outcome_of(decision: Decision, run_id: int | None) -> str:

@@ -1,10 +1,13 @@
 """`scrub bisect FILE --envs 2.11,2.12,2.13 [--expect SIG] [--json]`: first environment where the
 outcome changes.
 
-`--envs` lists environments oldest first: labels from `SCRUB_ENVIRONMENTS`, or `LABEL=PYTHON`
-pairs. The outcome of a run is "reproduces `--expect`" when given (`RuntimeError: message`,
-`segfault`, `hang`), else its shape: passed, a timeout, a signal, or an exception class.
-Each round probes `--k` environments in parallel (2: thirds).
+`--envs` lists environments oldest first: labels from `SCRUB_ENVIRONMENTS` or provisioned
+releases (`scrub env add 2.14.1`; `2.14` means the newest provisioned 2.14.x; `--provision`
+provisions missing full releases first), or `LABEL=PYTHON` pairs. The outcome of a run is
+"reproduces `--expect`" when given (`RuntimeError: message`, `segfault`, `hang`), else its
+shape: passed, a timeout, a signal, or an exception class. Each round probes `--k`
+environments in parallel (2: thirds). The answer says `fixed in X (still fails in W)` or
+`regressed in X (passes in W)`. Exit 0 when the outcome changes somewhere, 1 when not.
 """
 
 from __future__ import annotations
@@ -15,7 +18,17 @@ from typing import Any
 
 import typer
 
-from app.cli.output import emit_json, fail, stderr
+from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, read_repro, stderr
+
+
+def _lookup(item: str, configured: dict[str, str]) -> tuple[str, str] | None:
+    """A label exactly, else a release prefix (`2.14` -> the newest `2.14.x`)."""
+    from app.torch_releases import version_key
+
+    if item in configured:
+        return item, configured[item]
+    matches = sorted((label for label in configured if label.startswith(item + ".")), key=version_key)
+    return (matches[-1], configured[matches[-1]]) if matches else None
 
 
 def resolve_envs(spec: str, configured: dict[str, str]) -> dict[str, str]:
@@ -25,14 +38,31 @@ def resolve_envs(spec: str, configured: dict[str, str]) -> dict[str, str]:
         label, sep, python = item.partition("=")
         if sep:
             envs[label.strip()] = python.strip()
-        elif item in configured:
-            envs[item] = configured[item]
+        elif found := _lookup(item, configured):
+            envs[found[0]] = found[1]
         else:
             known = ", ".join(configured) or "none"
-            raise ValueError(f"environment {item!r} is not in SCRUB_ENVIRONMENTS (known: {known}); use LABEL=PYTHON")
+            raise ValueError(f"environment {item!r} is not available (known: {known}); "
+                             f"provision it with `scrub env add {item}` (or pass --provision), or use LABEL=PYTHON")
     if len(envs) < 2:
         raise ValueError("bisection needs at least two environments")
     return envs
+
+
+def provision_missing(spec: str, settings: Any) -> None:
+    """`--provision`: every full release in `spec` that is not available yet is provisioned."""
+    from app.cli.envs import provision_release
+    from app.torch_releases import parse_version
+
+    configured = settings.environment_map
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        if "=" in item or _lookup(item, configured):
+            continue
+        try:
+            parse_version(item)
+        except ValueError:
+            continue  # resolve_envs reports it
+        provision_release(item, settings)
 
 
 def _shape(run: dict[str, Any]) -> str:
@@ -69,7 +99,16 @@ def bisect_file(source: str, envs: dict[str, str], settings: Any, *, expect: str
             labels, lambda label: outcome(label) == oldest, k=k, known={labels[0]: True},
             run_all=lambda probe, batch: list(pool.map(probe, batch)),
         )
+
+    def fails(label: str) -> bool | None:
+        if label not in runs:
+            return None
+        if reported:
+            return classify(reported, runs[label]) == REPRODUCES
+        return runs[label]["outcome"] != "passed"
+
     return {
+        "summary": bisection.describe_change(found, fails),
         "first_changed": found.first_changed,
         "last_unchanged": found.last_unchanged,
         "oldest_outcome": oldest,
@@ -80,8 +119,9 @@ def bisect_file(source: str, envs: dict[str, str], settings: Any, *, expect: str
 
 
 def bisect_command(
-    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="the repro script"),
-    envs: str = typer.Option(..., "--envs", help="environments oldest first: labels or LABEL=PYTHON"),
+    file: Path = typer.Argument(..., help="the repro script", show_default=False),
+    envs: str = typer.Option(..., "--envs", help="environments oldest first: labels, releases or LABEL=PYTHON"),
+    provision: bool = typer.Option(False, "--provision", help="provision listed releases that are missing"),
     expect: str = typer.Option(None, "--expect", help="the error that counts as reproducing"),
     k: int = typer.Option(2, "--k", min=1, help="environments probed in parallel per round"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
@@ -89,19 +129,23 @@ def bisect_command(
     """Find the first environment where the repro's outcome changes."""
     from app.settings import get_settings
 
+    source = read_repro(file)
     settings = get_settings()
+    if provision:
+        provision_missing(envs, settings)
     try:
         resolved = resolve_envs(envs, settings.environment_map)
-        result = bisect_file(file.read_text(encoding="utf-8"), resolved, settings, expect=expect, k=k,
-                             echo=lambda line: stderr.print(line, markup=False))
+        result = bisect_file(source, resolved, settings, expect=expect, k=k,
+                             echo=lambda line: stderr.print(line, markup=False, highlight=False))
     except ValueError as exc:
         fail(str(exc))
     if as_json:
         emit_json(result)
     elif result["first_changed"]:
-        typer.echo(f"first changed in {result['first_changed']} (after {result['last_unchanged']})")
+        typer.echo(result["summary"])
     else:
         typer.echo(f"no change across {', '.join(resolved)}: {result['oldest_outcome']}")
+    raise typer.Exit(OK if result["first_changed"] else NOT_REPRODUCED)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,8 +1,10 @@
 """`scrub ci-log FILE_OR_RUN_URL [--json]`: failing tests, signatures and hints from CI logs.
 
 FILE is a run's log archive (the zip GitHub serves) or a plain text log. A run URL
-(`https://github.com/o/r/actions/runs/N[/attempts/K]`) is fetched through the configured
-GitHub client: its jobs, then its log archive into a temporary directory.
+(`https://github.com/o/r/actions/runs/N[/attempts/K]`) or a job URL
+(`https://github.com/o/r/actions/runs/N/job/J`, as the browser shows a failed job) is fetched
+with the configured credentials, or anonymously when there are none: the run's jobs, then its
+log archive into a temporary directory; a job URL keeps that job's failures only.
 """
 
 from __future__ import annotations
@@ -14,33 +16,48 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from app.cli.output import emit_json, fail, stderr
+from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, stderr
 from app.engine.cilogs.archive import LogReport, read_log
 from app.engine.cilogs.fingerprint import short_fingerprint
 
 RUN_URL = re.compile(
-    r"^https?://[^/]+/(?P<repo>[\w.-]+/[\w.-]+)/actions/runs/(?P<run>\d+)(?:/attempts/(?P<attempt>\d+))?/?(?:[?#].*)?$"
+    r"^https?://[^/]+/(?P<repo>[\w.-]+/[\w.-]+)/actions/runs/(?P<run>\d+)"
+    r"(?:/attempts/(?P<attempt>\d+)|/job/(?P<job>\d+))?/?(?:[?#].*)?$"
 )
 
 
 def fetch_run_report(url: str) -> LogReport:
-    """Download a run's jobs and log archive through the configured client and read them."""
-    from app.github.connect import GitHubNotConfigured, github_client
-    from app.settings import get_settings
+    """Download a run's jobs and log archive (credentials optional) and read them; a job URL
+    keeps only that job's failures."""
+    from app.cli.github_reads import read
 
     match = RUN_URL.match(url)
     if not match:
-        fail(f"not a workflow run URL: {url} (expected https://github.com/OWNER/REPO/actions/runs/ID)")
+        fail(f"not a workflow run or job URL: {url} (expected https://github.com/OWNER/REPO/actions/runs/ID "
+             "or .../actions/runs/ID/job/JOB)")
     repo, run_id = match.group("repo"), int(match.group("run"))
     attempt = int(match.group("attempt")) if match.group("attempt") else None
-    try:
-        github = github_client(get_settings())
-    except GitHubNotConfigured as exc:
-        fail(f"{exc} to read {url}; or download the run's log archive and pass the file")
-    jobs = github.list_run_jobs(repo, run_id, attempt=attempt)
+    job_id = int(match.group("job")) if match.group("job") else None
     with tempfile.TemporaryDirectory(prefix="scrub-ci-log-") as tmp:
-        archive = github.download_run_logs(repo, run_id, Path(tmp) / "logs.zip", attempt=attempt)
-        return read_log(archive, repo=repo, job_names=[job.get("name", "") for job in jobs])
+        jobs, archive = read(f"the logs of {repo} run {run_id}", lambda github: (
+            github.list_run_jobs(repo, run_id, attempt=attempt),
+            github.download_run_logs(repo, run_id, Path(tmp) / "logs.zip", attempt=attempt)))
+        report = read_log(archive, repo=repo, job_names=[job.get("name", "") for job in jobs])
+    if job_id is not None:
+        names = [job.get("name", "") for job in jobs if job.get("id") == job_id]
+        if not names:
+            fail(f"run {run_id} of {repo} has no job {job_id} (its jobs: "
+                 f"{', '.join(str(job.get('id')) for job in jobs) or 'none'})")
+        report = only_job(report, names[0])
+    return report
+
+
+def only_job(report: LogReport, name: str) -> LogReport:
+    """The report restricted to the job called `name`."""
+    from dataclasses import replace
+
+    return replace(report, jobs=[job for job in report.jobs if job.name == name],
+                   failures=[f for f in report.failures if f.job == name])
 
 
 def print_report(report: LogReport) -> None:
@@ -65,7 +82,10 @@ def ci_log(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
     repo: str = typer.Option("", "--repo", help="repository the fingerprints are for (owner/name)"),
 ) -> None:
-    """Failing tests, their signatures and diagnosis hints from a run's logs."""
+    """Failing tests, their signatures and diagnosis hints from a run's logs.
+
+    FILE_OR_RUN_URL: a log archive (zip), a text log, a run URL or a job URL. Exit 0 when failing
+    tests were found, 1 when none, 2 on bad input."""
     if source.startswith(("http://", "https://")):
         report = fetch_run_report(source)
     else:
@@ -76,6 +96,7 @@ def ci_log(
     if as_json:
         emit_json(report.to_dict())
     print_report(report)
+    raise typer.Exit(OK if report.failures else NOT_REPRODUCED)
 
 
 def register(app: typer.Typer) -> None:

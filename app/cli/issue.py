@@ -1,7 +1,8 @@
 """`scrub issue FILE_OR_URL [--json]`: the whole issue pipeline, printing instead of posting.
 
 FILE is a saved `{"issue": {...}, "comments": [...]}` in GitHub's REST shapes; a URL
-`https://github.com/o/r/issues/N` is fetched with the configured GitHub client (read only).
+`https://github.com/o/r/issues/N` or `o/r#N` is fetched (read only) with the configured
+credentials, or anonymously when there are none (public repositories).
 The comment goes to stdout; progress to stderr. `--json` prints one object: verdict, labels,
 close, comment, selected repro, reported error, reproduction, bisection, minimized repro,
 review findings, the report.
@@ -15,24 +16,23 @@ from typing import Any
 import typer
 
 from app.cli.offline_github import OfflineGitHub, load_saved, parse_issue_url, repo_and_number
-from app.cli.output import emit_json, fail, stderr
+from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, stderr
 
 
 def _load(source: str) -> tuple[OfflineGitHub, str, int]:
     target = parse_issue_url(source)
     if target is not None:
-        from app.github.connect import GitHubNotConfigured, github_client
-        from app.settings import get_settings
+        from app.cli.github_reads import read
 
-        try:
-            client = github_client(get_settings())
-        except GitHubNotConfigured as exc:
-            fail(str(exc))
         repo, number = target
-        return OfflineGitHub(client.get_issue(repo, number), client.list_issue_comments(repo, number)), repo, number
+        issue, comments = read(f"issue {repo}#{number}", lambda client: (
+            client.get_issue(repo, number), client.list_issue_comments(repo, number)))
+        if issue.get("pull_request"):
+            fail(f"{repo}#{number} is a pull request, not an issue")
+        return OfflineGitHub(issue, comments), repo, number
     path = Path(source)
     if not path.is_file():
-        fail(f"{source} is neither a file nor a https://github.com/OWNER/REPO/issues/N URL")
+        fail(f"{source} is neither a file, nor an issue URL https://github.com/OWNER/REPO/issues/N, nor OWNER/REPO#N")
     try:
         issue, comments = load_saved(path)
     except ValueError as exc:
@@ -76,18 +76,23 @@ def issue_command(
     source: str = typer.Argument(..., metavar="FILE_OR_URL", help="saved issue JSON or an issue URL"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
 ) -> None:
-    """Scrub an issue: pick its repro, triage, reproduce in the sandbox, bisect, minimize; print the comment."""
+    """Scrub an issue: pick its repro, triage, reproduce in the sandbox, bisect, minimize; print the comment.
+
+    FILE_OR_URL: a saved issue JSON, https://github.com/OWNER/REPO/issues/N, or OWNER/REPO#N.
+    Exit 0 when it reproduces, 1 when it does not (fixed, not actionable, ...), 2 on bad input."""
     from app.pipelines.memory import stderr_echo
     from app.settings import get_settings
 
     github, repo, number = _load(source)
     outcome = run_issue(github, repo, number, get_settings(), echo=stderr_echo)
+    code = OK if outcome["verdict"] == "reproduces" else NOT_REPRODUCED
     if as_json:
         emit_json(outcome)
-        return
+        raise typer.Exit(code)
     stderr.print(f"verdict: {outcome['verdict']}; labels +{outcome['labels']['add']} -{outcome['labels']['remove']}"
                  + (f"; would close ({outcome['close']})" if outcome["close"] else ""))
     typer.echo(outcome["comment"] or "(no comment would be posted)")
+    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

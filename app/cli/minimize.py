@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from app.cli.output import emit_json, fail, stderr
+from app.cli.output import announce_written, emit_json, fail, read_repro, stderr
 
 
 def register(app: typer.Typer) -> None:
@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
 
 
 def minimize_command(
-    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="The repro to shrink."),
+    file: Path = typer.Argument(..., help="The repro to shrink.", show_default=False),
     out: Path | None = typer.Option(None, "-o", "--out", help="Where to write the result (default FILE.min.py)."),
     python: str | None = typer.Option(None, "--python", help="Environment label (SCRUB_ENVIRONMENTS) or interpreter path."),
     jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", min=1, help="Candidates run in parallel."),
@@ -35,12 +35,18 @@ def minimize_command(
         parse_expected,
     )
 
-    source = file.read_text()
+    source = read_repro(file)
     out = out or file.with_suffix(".min.py")
     started = time.monotonic()  # wall_s: the whole command's work, cold runs included
-    cold_run, warm_run, close = _runners(_interpreter(python), jobs, source)
+    from app.engine.sandbox.runner import SandboxUnavailable
+
     try:
-        with _progress_bar(enabled=not as_json) as on_progress:
+        cold_run, warm_run, close = _runners(_interpreter(python), jobs, source)
+    except SandboxUnavailable as error:  # no bwrap, or no user namespaces for an ordinary user
+        fail(str(error))
+        return
+    try:
+        with _progress_bar(enabled=stderr.is_terminal) as on_progress:
             outcome = minimize_repro(
                 source, run=warm_run, cold_run=cold_run, jobs=jobs, timeout_s=timeout, budget_s=budget,
                 expected=parse_expected(expect) if expect else None, progress=on_progress,
@@ -50,7 +56,7 @@ def minimize_command(
         return
     finally:
         close()
-    original_copy = out.with_name(out.stem + ".orig.py")
+    original_copy = original_copy_path(out)
     original_copy.write_text(source)
     out.write_text(outcome.result.source)
     result = outcome.result
@@ -73,10 +79,17 @@ def minimize_command(
         stderr.print(
             f"{summary['original_lines']} -> {summary['final_lines']} lines, {summary['candidates']} candidates "
             f"in {summary['wall_s']} s; keeps [bold]{summary['signature']}[/bold]; "
-            f"reproduces cold: {'yes' if outcome.reproduces else '[red]no[/red]'}; wrote {out}"
+            f"reproduces cold: {'yes' if outcome.reproduces else '[red]no[/red]'}"
         )
+    announce_written(out, result.final_lines, f"original kept as {original_copy}")
     if not outcome.reproduces:
         raise typer.Exit(1)
+
+
+def original_copy_path(out: Path) -> Path:
+    """Where the original is kept beside the result: `repro.min.py` -> `repro.orig.py`."""
+    base = out.name[: -len(".min.py")] if out.name.endswith(".min.py") else out.stem
+    return out.with_name(base + ".orig.py")
 
 
 def _interpreter(python: str | None) -> str:

@@ -8,6 +8,7 @@ approved); repros still run in the sandbox.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,22 +85,54 @@ def repo_and_number(issue: Json) -> tuple[str, int]:
     return "/".join(api.rstrip("/").split("/")[-2:]) or "local/issue", int(issue.get("number") or 0)
 
 
+SAVED_SHAPE = ('{"issue": {"number": 5, "title": ..., "body": ..., "html_url": '
+               '"https://github.com/OWNER/REPO/issues/5", ...}, "comments": [{"body": ..., "user": {...}}]}')
+
+
 def load_saved(path: Path) -> tuple[Json, list[Json]]:
-    """`{"issue": {...}, "comments": [...]}`, or a bare issue object."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    """`{"issue": {...}, "comments": [...]}`, or a bare issue object; ValueError saying what is
+    wrong (with the expected shape) for anything else."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at line {exc.lineno}); expected {SAVED_SHAPE}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(str(exc)) from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path} is not a JSON object")
-    if "issue" in data:
-        return data["issue"], list(data.get("comments") or [])
-    return data, []
+        raise ValueError(f"not a JSON object; expected {SAVED_SHAPE}")
+    issue, comments = (data["issue"], data.get("comments") or []) if "issue" in data else (data, [])
+    validate_issue(issue, comments)
+    return issue, list(comments)
+
+
+def validate_issue(issue: Any, comments: Any) -> None:
+    """An issue in GitHub's REST shape: a title or body (strings), a number or an issue URL."""
+    if not isinstance(issue, dict):
+        raise ValueError(f'"issue" is not an object; expected {SAVED_SHAPE}')
+    if not isinstance(issue.get("title"), str) and not isinstance(issue.get("body"), str):
+        keys = ", ".join(sorted(map(str, issue))[:8]) or "none"
+        raise ValueError(f"this is not a GitHub issue: no \"title\" or \"body\" (keys: {keys}); expected {SAVED_SHAPE}")
+    if issue.get("body") is not None and not isinstance(issue["body"], str):
+        raise ValueError('"body" must be a string (the issue\'s markdown)')
+    has_url = "/issues/" in str(issue.get("html_url") or "")
+    if not has_url and not isinstance(issue.get("number"), int):
+        raise ValueError('the issue needs a "number" or an "html_url" like https://github.com/OWNER/REPO/issues/N')
+    if not isinstance(comments, list) or not all(isinstance(c, dict) for c in comments):
+        raise ValueError('"comments" must be a list of comment objects')
+
+
+_SHORT = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<number>\d+)$")
 
 
 def parse_issue_url(url: str) -> tuple[str, int] | None:
-    """`https://github.com/o/r/issues/N` -> ("o/r", N); None for anything else."""
+    """`https://github.com/o/r/issues/N` or `o/r#N` -> ("o/r", N); None for anything else."""
+    short = _SHORT.match(url.strip())
+    if short:
+        return short.group("repo"), int(short.group("number"))
     prefix = "https://github.com/"
     if not url.startswith(prefix):
         return None
-    parts = url[len(prefix):].split("#")[0].strip("/").split("/")
+    parts = url[len(prefix):].split("#")[0].split("?")[0].strip("/").split("/")
     if len(parts) == 4 and parts[2] == "issues" and parts[3].isdigit():
         return f"{parts[0]}/{parts[1]}", int(parts[3])
     return None

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import typer
 
-from app.cli.output import emit_json, fail, stderr
+from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, read_repro, stderr
+from app.cli.progress import counted
 
 JSON_FIELDS = ("outcome", "exception", "message", "signature", "exit_code", "signal", "runs", "failures",
                "rate", "interval", "verdict", "duration_s", "python", "torch_version", "mode", "output_tail")
@@ -30,7 +31,7 @@ def resolve_python(option: str | None, environment_map: dict[str, str]) -> tuple
 
 
 def repro(
-    file: Path = typer.Argument(..., help="the repro script"),
+    file: Path = typer.Argument(..., help="the repro script", show_default=False),
     python: str = typer.Option(None, "--python", help="environment label or interpreter path"),
     runs: int = typer.Option(1, "--runs", min=1, max=1000, help="how many times to run it"),
     adaptive: bool = typer.Option(False, "--adaptive", help="stop once deterministic/flaky/passes is decided"),
@@ -39,33 +40,33 @@ def repro(
     trusted: bool = typer.Option(False, "--trusted", help="allow SCRUB_SANDBOX=none for this (trusted) file"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
 ) -> None:
-    """Run FILE in the sandbox; outcome, signature, and over --runs the rate and its interval."""
+    """Run FILE in the sandbox; outcome, signature, and over --runs the rate and its interval.
+
+    Exit 0 when it reproduced (failed; with --expect: failed that way), 1 when it did not, 2 on
+    bad input (no such file, does not compile)."""
     from app.engine.sandbox.environments import InterpreterError
     from app.engine.verdict.reproduce import RunResult, reproduce
     from app.engine.sandbox.runner import Limits, SandboxSpec, UntrustedCodeRefused
     from app.settings import get_settings
 
-    if not file.is_file():
-        fail(f"no such file: {file}")
-    try:
-        source = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"cannot read {file}: {exc}")
+    source = read_repro(file)
     settings = get_settings()
     label, interpreter = resolve_python(python, settings.environment_map)
     spec = SandboxSpec(kind=settings.resolved_sandbox, python=interpreter,
                        limits=Limits(memory_mb=settings.sandbox_memory_mb), gpu=settings.gpu)
     timeout_s = timeout or settings.repro_timeout
 
-    def progress(index: int, run: RunResult) -> None:
-        detail = run.signature or run.outcome
-        stderr.print(f"run {index + 1}: {run.outcome} ({run.duration_s:.2f}s, {run.mode}) {detail}",
-                     markup=False, highlight=False)
+    failed = [0]
 
     stderr.print(f"running {file} with {label} ({spec.kind} sandbox, timeout {timeout_s:g}s)", markup=False)
     try:
-        result = reproduce(source, spec, timeout_s=timeout_s, runs=runs, adaptive=adaptive, expect=expect,
-                           trusted=trusted, on_run=progress)
+        with counted("running", None if adaptive else runs, enabled=adaptive or runs > 1) as advance:
+            def progress(index: int, run: RunResult) -> None:
+                failed[0] += run.outcome != "passed"
+                advance(description=f"run {index + 1}: {failed[0]} failed")
+
+            result = reproduce(source, spec, timeout_s=timeout_s, runs=runs, adaptive=adaptive, expect=expect,
+                               trusted=trusted, on_run=progress)
     except UntrustedCodeRefused:
         fail("SCRUB_SANDBOX=none runs code unsandboxed; pass --trusted if you trust this file, "
              "or use SCRUB_SANDBOX=bwrap")
@@ -82,6 +83,14 @@ def repro(
                  f"{result.verdict}; python {result.python}, torch {result.torch_version}", markup=False)
     if expect:
         stderr.print(f"expected {expect!r}: {result.match}", markup=False)
+    raise typer.Exit(exit_code(result.failures, result.match if expect else None))
+
+
+def exit_code(failures: int, match: str | None) -> int:
+    """0: it reproduced (with an expectation: the expected error); 1: it did not."""
+    if match is not None:
+        return OK if match == "same" else NOT_REPRODUCED
+    return OK if failures else NOT_REPRODUCED
 
 
 def register(app: typer.Typer) -> None:

@@ -35,18 +35,22 @@ def migrate() -> None:
 
 
 def serve(
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Interface to listen on (loopback unless OAuth is configured).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     with_worker: Annotated[bool, typer.Option("--worker/--no-worker", help="Also start a Celery worker on all queues.")] = True,
     concurrency: Annotated[int, typer.Option("-c", "--concurrency", help="Processes of that worker.")] = 2,
+    insecure_no_login: Annotated[bool, typer.Option(
+        "--insecure-no-login", envvar="SCRUB_INSECURE_NO_LOGIN",
+        help="Serve a non-loopback --host without OAuth: anyone who reaches it may approve runs.")] = False,
 ) -> None:
     """Migrate, start a worker process on all queues, and serve the API and status page."""
     import uvicorn
 
     from app.api import create_app
 
-    migrate()
     settings = get_settings()
+    check_exposure(settings, host, insecure_no_login)
+    migrate()
     if not settings.webhook_secret:
         typer.echo("SCRUB_WEBHOOK_SECRET is not set: webhooks will be refused until it is", err=True)
     worker_process = _start_worker(settings, concurrency) if with_worker else None
@@ -58,6 +62,42 @@ def serve(
     finally:
         if worker_process is not None:
             _stop(worker_process)
+
+
+def check_exposure(settings: Settings, host: str, insecure_no_login: bool) -> None:
+    """Local mode (no OAuth) trusts whoever connects: loopback only, unless told otherwise."""
+    partial = [name for name, value in (("SCRUB_OAUTH_CLIENT_ID", settings.oauth_client_id),
+               ("SCRUB_OAUTH_CLIENT_SECRET", settings.oauth_client_secret),
+               ("SCRUB_SESSION_SECRET", settings.session_secret)) if not value]
+    if settings.oauth_client_id and partial:
+        typer.echo(f"error: GitHub login is half configured: set {', '.join(partial)}", err=True)
+        raise typer.Exit(2)
+    if settings.oauth_configured:
+        typer.echo("GitHub login is on: the status page and the API need a signed-in user or an API token", err=True)
+        if not settings.public_url:
+            typer.echo("warning: SCRUB_PUBLIC_URL is not set: forms are accepted only from a loopback address "
+                       "and the OAuth callback follows the Host header; set it to the URL people use", err=True)
+        return
+    if not is_loopback(host) and not insecure_no_login:
+        typer.echo(
+            f"error: refusing to serve {host} without login. Set SCRUB_OAUTH_CLIENT_ID, SCRUB_OAUTH_CLIENT_SECRET "
+            "and SCRUB_SESSION_SECRET (see docs/security.md), serve 127.0.0.1 behind a reverse proxy, "
+            "or pass --insecure-no-login if this network is trusted",
+            err=True,
+        )
+        raise typer.Exit(2)
+    typer.echo(f"local mode: no login; whoever reaches {host} is trusted (set SCRUB_OAUTH_* to require GitHub login)", err=True)
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def worker(
@@ -74,7 +114,12 @@ def worker(
     if unknown or not names:
         raise typer.BadParameter(f"unknown queue(s) {', '.join(unknown) or '(none)'}; queues are {', '.join(QUEUES)}")
     settings.ensure_data_dir()
-    create_celery(settings).worker_main(worker_argv(settings, names, concurrency, loglevel))
+    from workers.enqueue import CeleryEnqueuer
+    from workers.reaper import start_reaper
+
+    celery = create_celery(settings)
+    start_reaper(settings, CeleryEnqueuer(create_celery(settings)))  # resumes runs of dead workers
+    celery.worker_main(worker_argv(settings, names, concurrency, loglevel))
 
 
 def _start_worker(settings: Settings, concurrency: int) -> subprocess.Popen:

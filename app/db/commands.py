@@ -22,16 +22,19 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from app.db import queries
+from app.db.leases import is_stranded
 from app.db.models import Run
+from app.domain import utcnow
 from app.domain import DEFAULT_QUEUE, FINISHED, FORCE_FLAGS, HELP_TEXT, Command, CommandRequest, RunStatus, parse_command
 
-__all__ = ["HELP_TEXT", "Command", "CommandRequest", "Outcome", "apply_command", "approve", "parse_command", "rerun_from", "retry"]
+__all__ = ["HELP_TEXT", "Command", "CommandRequest", "Outcome", "apply_command", "approve", "cancel", "parse_command", "rerun_from", "retry"]
 
 @dataclass(frozen=True)
 class Outcome:
     message: str
     run_id: int | None = None
     enqueue_on: str | None = None  # the queue to enqueue `run_id` on, when something changed
+    changed: bool = False  # something changed that needs no queue (a cancel)
 
 
 def approve(session: Session, run: Run, user: str) -> Outcome:
@@ -41,12 +44,25 @@ def approve(session: Session, run: Run, user: str) -> Outcome:
     return _requeue(session, run, f"run {run.id} approved by {user}")
 
 
+def cancel(session: Session, run: Run, user: str) -> Outcome:
+    """Stop a run that has not finished: it is `cancelled` at once; its worker, if one holds
+    it, stops before its next stage (the lease is gone)."""
+    if run.status in FINISHED:
+        return Outcome(f"run {run.id} is {run.status} already", run.id)
+    run.status, run.ended_at, run.error = RunStatus.cancelled, utcnow(), f"cancelled by {user}"
+    run.lease_owner, run.lease_expires_at = None, None
+    session.add(queries.touch(run))
+    return Outcome(f"run {run.id} cancelled by {user}", run.id, changed=True)
+
+
 def retry(session: Session, run: Run) -> Outcome:
-    if run.status not in FINISHED and run.status != RunStatus.awaiting_approval:
+    """Also for a run stranded as running by a worker that died (its lease expired)."""
+    if run.status not in FINISHED and run.status != RunStatus.awaiting_approval and not is_stranded(run):
         return Outcome(f"run {run.id} is already in progress", run.id)
     assert run.id is not None
     queries.delete_stage_events(session, run.id)
     run.verdict, run.error, run.ended_at = None, None, None
+    run.attempts = 0
     return _requeue(session, run, f"run {run.id} restarted")
 
 
@@ -106,5 +122,6 @@ def _start_issue_run(session: Session, request: CommandRequest, command: str) ->
 
 def _requeue(session: Session, run: Run, message: str) -> Outcome:
     run.status, run.queue = RunStatus.queued, DEFAULT_QUEUE
+    run.lease_owner, run.lease_expires_at = None, None
     session.add(queries.touch(run))
     return Outcome(message, run.id, run.queue)

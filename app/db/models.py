@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
-from app.domain import FINISHED, RunKind, RunStatus, utcnow
+from app.domain import ACTIVE, FINISHED, RunKind, RunStatus, utcnow
 
 __all__ = ["FINISHED", "RunKind", "RunStatus", "utcnow", "Delivery", "Run", "StageEvent", "Artifact", "RunLogLine", "FailureSignature"]
 
@@ -25,7 +25,16 @@ class Delivery(SQLModel, table=True):
     run_id: int | None = Field(default=None, foreign_key="run.id")
 
 
+# Runs that are queued, running or awaiting approval: at most one per `active_key`.
+ACTIVE_SQL = "status IN (" + ", ".join(f"'{status.value}'" for status in ACTIVE) + ")"
+
+
 class Run(SQLModel, table=True):
+    __table_args__ = (
+        Index("uq_run_active_key", "active_key", unique=True,
+              sqlite_where=text(ACTIVE_SQL), postgresql_where=text(ACTIVE_SQL)),
+    )
+
     id: int | None = Field(default=None, primary_key=True)
     kind: str = Field(max_length=30, index=True)
     repo: str = Field(default="", max_length=200, index=True)
@@ -42,6 +51,12 @@ class Run(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow)
     started_at: datetime | None = None
     ended_at: datetime | None = None
+    # What the run is about, for "one active run per target": `issue:o/r#12`, `ci:o/r:<fingerprint>`.
+    active_key: str | None = Field(default=None, max_length=300)
+    # The worker that runs it holds a lease it renews; the reaper resumes a run whose lease expired.
+    lease_owner: str | None = Field(default=None, max_length=200)
+    lease_expires_at: datetime | None = None
+    attempts: int = Field(default=0)  # times a worker was lost while running it
 
 
 class StageEvent(SQLModel, table=True):

@@ -12,8 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from app.db.models import Artifact, Delivery, Run, RunLogLine, RunStatus, StageEvent, utcnow
-
-ACTIVE = (RunStatus.queued, RunStatus.running, RunStatus.awaiting_approval)
+from app.domain import ACTIVE, RunKind
 
 
 @dataclass
@@ -49,8 +48,21 @@ def set_delivery_outcome(session: Session, delivery_id: str, outcome: str, run_i
     session.exec(statement)  # type: ignore[call-overload]
 
 
+def active_key(kind: str, repo: str, issue: int | None, params: dict[str, Any] | None) -> str | None:
+    """What "one active run per target" counts: the issue, or the CI failure's fingerprint."""
+    if kind == RunKind.issue and repo and issue:
+        return f"issue:{repo.lower()}#{issue}"
+    fingerprint = (params or {}).get("fingerprint")
+    if kind == RunKind.ci_failure and isinstance(fingerprint, str) and fingerprint:
+        return f"ci:{repo.lower()}:{fingerprint}"[:300]
+    return None
+
+
 def create_run(session: Session, **fields: Any) -> Run:
+    """Insert a run (flushed, uncommitted). A second active run of the same issue or CI
+    signature raises `IntegrityError` (the partial unique index `uq_run_active_key`)."""
     run = Run(**fields)
+    run.active_key = active_key(run.kind, run.repo, run.issue, run.params)
     session.add(run)
     session.flush()
     return run

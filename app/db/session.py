@@ -13,6 +13,7 @@ from typing import Iterator
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
 
@@ -26,13 +27,16 @@ def _tune_sqlite(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, pooled: bool = True) -> Engine:
+    """`pooled=False`: a connection per use, for a thread in a process that forks (a pool's
+    sockets must not be shared with the children)."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=True) if pooled else create_engine(url, poolclass=NullPool)
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
+    options = {} if pooled else {"poolclass": NullPool}
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10}, **options)
     event.listen(engine, "connect", _tune_sqlite)
     return engine
 
@@ -40,9 +44,9 @@ def make_engine(url: str) -> Engine:
 class Database:
     """An engine plus a session factory. `with db.session() as s:` commits nothing by itself."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, pooled: bool = True) -> None:
         self.url = url
-        self.engine = make_engine(url)
+        self.engine = make_engine(url, pooled=pooled)
 
     @contextmanager
     def session(self) -> Iterator[Session]:

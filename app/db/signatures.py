@@ -24,6 +24,7 @@ from sqlmodel import select
 from app.db.models import FailureSignature, Run
 from app.domain import FailureLike as Failure
 from app.domain import Observation, RunKind, RunStatus, utcnow
+from app.db.queries import active_key
 from app.db.session import Database
 
 _MAX_ATTEMPTS = 20
@@ -114,8 +115,13 @@ class DbSignatureStore:
                 params=params,
                 installation_id=installation_id,
             )
+            run.active_key = active_key(run.kind, repo, None, params)
             session.add(run)
-            session.flush()
+            try:
+                session.flush()
+            except IntegrityError:  # a run of this fingerprint is active already
+                session.rollback()
+                return None
             linked = session.exec(
                 update(FailureSignature)
                 .where(

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy, UnauthAuthStrategy
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, RequestFailed
 from githubkit.retry import RETRY_DEFAULT, RETRY_RATE_LIMIT, RetryOption
@@ -54,7 +54,8 @@ def web_host(api_url: str) -> tuple[str, str]:
 
 
 class GitHubAuth:
-    """Token mode (`token`) or App mode (`app_id` + `private_key` [+ `installation_id`])."""
+    """Token mode (`token`), App mode (`app_id` + `private_key` [+ `installation_id`]), or, with
+    `anonymous=True` and no credentials, anonymous reads of public repositories (the CLI)."""
 
     def __init__(
         self,
@@ -66,10 +67,11 @@ class GitHubAuth:
         base_url: str = DEFAULT_API_URL,
         timeout: float = 30.0,
         auto_retry: bool = True,
+        anonymous: bool = False,
     ) -> None:
-        if not token and not (app_id and private_key):
+        if not token and not (app_id and private_key) and not anonymous:
             raise ValueError("GitHub credentials: give a token, or an App id and private key")
-        self.mode = "token" if token else "app"
+        self.mode = "token" if token else "app" if (app_id and private_key) else "anonymous"
         self.base_url = base_url.rstrip("/")
         self.installation_id = installation_id
         self._token = token
@@ -80,6 +82,8 @@ class GitHubAuth:
                        auto_retry=reads_only_retry if auto_retry is True else auto_retry)
         if token:
             self._root = GitHub(TokenAuthStrategy(token), **options)
+        elif self.mode == "anonymous":
+            self._root = GitHub(UnauthAuthStrategy(), **options)
         else:
             _require_jwt()
             self._root = GitHub(AppAuthStrategy(str(app_id), read_private_key(private_key or "")),
@@ -99,7 +103,7 @@ class GitHubAuth:
 
     def for_repo(self, repo: str) -> GitHub:
         """The client that may act on `owner/name`."""
-        if self.mode == "token":
+        if self.mode in ("token", "anonymous"):
             return self._root
         return self.for_installation(self.installation_for(repo))
 

@@ -77,10 +77,11 @@ class GitHubClient:
         clone_urls: dict[str, str | Path] | None = None,
         timeout: float = 30.0,
         auto_retry: bool = True,
+        anonymous: bool = False,
     ) -> None:
         self.auth = GitHubAuth(token=token, app_id=app_id, private_key=private_key,
                                installation_id=installation_id, base_url=base_url,
-                               timeout=timeout, auto_retry=auto_retry)
+                               timeout=timeout, auto_retry=auto_retry, anonymous=anonymous)
         self._clone_urls = {k.lower(): v for k, v in (clone_urls or {}).items()}
         self._logins: dict[str, str] = {}
 
@@ -138,6 +139,11 @@ class GitHubClient:
                     return "none"
                 raise
         return str(data.get("role_name") or data.get("permission") or "none")
+
+    def is_private(self, repo: str) -> bool:
+        gh, owner, name = self._gh(repo)
+        with _api():
+            return bool(gh.rest.repos.get(owner, name).json().get("private", True))
 
     def create_comment(self, repo: str, number: int, body: str) -> Json:
         gh, owner, name = self._gh(repo)

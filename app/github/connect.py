@@ -22,3 +22,13 @@ def github_client(settings: Any, installation_id: int | None = None) -> Any:
     from app.github.client import GitHubClient  # imported on use: the CLI and tests run without it
 
     return GitHubClient.from_settings(settings, installation_id=installation_id)
+
+
+def github_reader(settings: Any) -> Any:
+    """A client for reads: the configured credentials, else anonymous (public repositories only,
+    60 requests an hour; GitHub answers 404 for a private one). No retry-and-wait on a rate limit."""
+    from app.github.client import GitHubClient
+
+    if settings.github_configured:
+        return GitHubClient.from_settings(settings, auto_retry=False)
+    return GitHubClient(anonymous=True, base_url=settings.github_api_url, auto_retry=False)

@@ -7,14 +7,20 @@ minimum beside it as `<name>.hand.py`), runs Scrubbot (candidates in the sandbox
 budget = a tenth of the peers' cap unless given), then each peer capped at `--peer-cap` seconds,
 and re-checks every result COLD in the sandbox against the original's failure signature.
 Prints a table (non-import lines, tokens, candidates, wall time (Scrubbot's: the whole
-`scrub minimize`, cold runs of the original and of the result included), still reproduces) and the
-ratios against the best peer and the hand-written minimum; `--json-out` saves the raw rows.
+`scrub minimize`, cold runs of the original and of the result included), still reproduces, and
+which of the case's `Keep:` operations survived) and the ratios against the best peer and the
+hand-written minimum; `--json-out` saves the raw rows.
+
+A case's docstring may name, on a `Keep:` line, the operations that carry its bug
+(`masked_fill, softmax, [index], cast:half`): each is looked up in the bug fingerprint of the
+result's failing check (its operations and data-path steps, `app.engine.minimize.dataflow`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -26,6 +32,7 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 from peers import needles_for, run_pysource_minimize, run_shrinkray
 
 from app.engine.minimize import code_lines, count_tokens
+from app.engine.minimize.dataflow import operation_key
 from app.engine.minimize.oracle import signature_of
 from app.engine.minimize.runners import sandbox_runners, zygote_for
 from app.engine.minimize.session import minimize_repro
@@ -51,8 +58,9 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
         wall_s = time.monotonic() - started
         signature = outcome.signature
         result = outcome.result
+        keep = _keep(source)
         rows.append(_row(name, "scrubbot", result.source, result.stats.candidates, wall_s,
-                         outcome.reproduces, not result.timed_out))
+                         outcome.reproduces, not result.timed_out, _kept(keep, result.source, cold)))
         exception_line = f"{signature.exc_type}: {_first_line(cold(source, 60))}"
         needles = needles_for(exception_line) if signature.kind == "exception" else []
         for peer in args.peers:
@@ -62,12 +70,31 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
             run = runner(case, needles, peer_dir, args.peer_cap, **kwargs)
             reproduces = signature.matches(signature_of(cold(run.final, 60), run.final))
             rows.append(_row(name, peer, run.final, run.candidates, run.wall_s, reproduces, run.finished))
-        rows.append(_row(name, "hand-written", hand, 0, 0.0, signature.matches(signature_of(cold(hand, 60), hand)), True))
+        rows.append(_row(name, "hand-written", hand, 0, 0.0, signature.matches(signature_of(cold(hand, 60), hand)), True,
+                         _kept(keep, hand, cold)))
         (workdir / name).mkdir(parents=True, exist_ok=True)
         (workdir / name / "scrubbot.py").write_text(result.source)
     finally:
         close()
     return rows
+
+
+def _keep(source: str) -> list[str]:
+    """The `Keep:` line of a case's docstring: the operations its bug lives in."""
+    found = re.search(r"^Keep: (.+)$", source, re.MULTILINE)
+    return [item.strip() for item in found.group(1).split(",")] if found else []
+
+
+def _kept(keep: list[str], text: str, cold) -> str:
+    """`"3/3"`, or what is missing: the `Keep:` operations in the fingerprint of `text`'s failure."""
+    if not keep:
+        return "-"
+    signature = signature_of(cold(text, 60), text)
+    found = set(signature.path) if signature else set()
+    for side in (signature.operations or ()) if signature else ():
+        found |= side
+    missing = [item for item in keep if (item if item.startswith(("[", "cast:")) else operation_key(item)) not in found]
+    return f"{len(keep) - len(missing)}/{len(keep)}" + (f" (lost {', '.join(missing)})" if missing else "")
 
 
 def _first_line(result) -> str:
@@ -80,22 +107,25 @@ def _first_line(result) -> str:
     return ""
 
 
-def _row(case: str, tool: str, text: str, candidates: int, wall_s: float, reproduces: bool, finished: bool) -> dict:
+def _row(case: str, tool: str, text: str, candidates: int, wall_s: float, reproduces: bool, finished: bool,
+         kept: str = "-") -> dict:
     try:
         lines, tokens = measure(text)
     except SyntaxError:
         lines, tokens = -1, -1
     return {"case": case, "tool": tool, "lines": lines, "tokens": tokens, "candidates": candidates,
-            "wall_s": round(wall_s, 1), "reproduces": reproduces, "finished": finished}
+            "wall_s": round(wall_s, 1), "reproduces": reproduces, "finished": finished, "kept": kept}
 
 
 def print_table(rows: list[dict], cap_s: float) -> None:
-    header = f"{'case':22} {'tool':18} {'lines':>5} {'tokens':>6} {'cands':>6} {'wall s':>7} {'repro':>5} {'done':>5}"
+    header = (f"{'case':26} {'tool':18} {'lines':>5} {'tokens':>6} {'cands':>6} {'wall s':>7} {'repro':>5} "
+              f"{'done':>5}  kept")
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r['case']:22} {r['tool']:18} {r['lines']:>5} {r['tokens']:>6} {r['candidates']:>6} "
-              f"{r['wall_s']:>7} {'yes' if r['reproduces'] else 'NO':>5} {'yes' if r['finished'] else 'cap':>5}")
+        print(f"{r['case']:26} {r['tool']:18} {r['lines']:>5} {r['tokens']:>6} {r['candidates']:>6} "
+              f"{r['wall_s']:>7} {'yes' if r['reproduces'] else 'NO':>5} {'yes' if r['finished'] else 'cap':>5}"
+              f"  {r.get('kept', '-')}")
     print()
     for case in dict.fromkeys(r["case"] for r in rows):
         ours = next(r for r in rows if r["case"] == case and r["tool"] == "scrubbot")

@@ -1,7 +1,7 @@
 """run_log: a run's log as appended rows (it was an artifact rewritten per line).
 
 Revision ID: 0002
-Revises: 0001
+Revises: deploy_access_001
 Create Date: 2026-11-23
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0002"
-down_revision = "0001"
+down_revision = "deploy_access_001"
 branch_labels = None
 depends_on = None
 

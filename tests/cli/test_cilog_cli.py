@@ -41,13 +41,64 @@ def test_text_log_human_output(tmp_path):
 def test_missing_file_and_bad_url_are_clear_errors(tmp_path):
     assert _run(str(tmp_path / "nope.zip")).exit_code == 2
     result = _run("https://github.com/o/r/pulls/3")
-    assert result.exit_code == 2 and "not a workflow run URL" in result.stderr
+    assert result.exit_code == 2 and "not a workflow run or job URL" in result.stderr
 
 
-def test_run_url_without_credentials_says_what_to_set():
-    result = _run("https://github.com/o/r/actions/runs/5", "--json")
-    assert result.exit_code == 2 and result.stdout == ""
-    assert "SCRUB_GITHUB_TOKEN" in result.stderr
+def test_a_log_without_failures_exits_1(tmp_path):
+    log = tmp_path / "green.txt"
+    log.write_text("collected 3 items\n3 passed in 0.1s\n")
+    assert _run(str(log)).exit_code == 1
+
+
+def _anonymous(monkeypatch, fake):
+    monkeypatch.delenv("SCRUB_GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("SCRUB_GITHUB_APP_ID", raising=False)
+    monkeypatch.setenv("SCRUB_GITHUB_API_URL", fake.url)
+    reset_settings_cache()
+
+
+def test_public_run_logs_are_read_without_a_token(monkeypatch):
+    from tests.fakes.fake_github import FakeGitHub
+
+    jobs = sample_jobs()
+    with FakeGitHub(require_auth=False) as fake:
+        fake.add_workflow_run("o/r", 78, jobs=[{"name": job.name, "conclusion": "failure"} for job in jobs],
+                              logs_zip=build_archive(jobs))
+        _anonymous(monkeypatch, fake)
+        result = _run("https://github.com/o/r/actions/runs/78", "--json")
+        assert result.exit_code == 0, result.stderr
+        assert len(json.loads(result.stdout)["failures"]) == 8
+        assert {r.auth for r in fake.requests if r.path.startswith("/repos/")} == {"none"}
+
+
+def test_a_job_url_keeps_that_jobs_failures(monkeypatch):
+    from tests.fakes.fake_github import FakeGitHub
+
+    jobs = sample_jobs()
+    with FakeGitHub(require_auth=False) as fake:
+        fake.add_workflow_run("o/r", 79, jobs=[{"id": 900 + i, "name": job.name, "conclusion": "failure"}
+                                               for i, job in enumerate(jobs)], logs_zip=build_archive(jobs))
+        _anonymous(monkeypatch, fake)
+        gtest = next(i for i, job in enumerate(jobs) if job.name == "cpp / gtest")
+        result = _run(f"https://github.com/o/r/actions/runs/79/job/{900 + gtest}", "--json")
+        assert result.exit_code == 0, result.stderr
+        out = json.loads(result.stdout)
+        assert out["failures"] and {f["job"] for f in out["failures"]} == {"cpp / gtest"}
+        assert [job["name"] for job in out["jobs"]] == ["cpp / gtest"]
+        missing = _run("https://github.com/o/r/actions/runs/79/job/5", "--json")
+        assert missing.exit_code == 2 and "has no job 5" in missing.stderr
+
+
+def test_refusals_say_what_to_do(monkeypatch, fake_github):  # noqa: F811
+    fake_github.add_workflow_run("o/r", 80, jobs=[{"name": "t", "conclusion": "failure"}], logs_zip=b"")
+    _anonymous(monkeypatch, fake_github)  # the fixture's server wants credentials: a private repo
+    private = _run("https://github.com/o/r/actions/runs/80", "--json")
+    assert private.exit_code == 2 and private.stdout == ""
+    assert "set SCRUB_GITHUB_TOKEN" in private.stderr and "Traceback" not in private.output
+    fake_github.inject_failure("GET", "/actions/runs/80", status=403,
+                               message="API rate limit exceeded for 127.0.0.1.")
+    limited = _run("https://github.com/o/r/actions/runs/80")
+    assert limited.exit_code == 2 and "rate limit is spent" in limited.stderr and "60 requests" in limited.stderr
 
 
 def test_run_url_is_fetched_through_the_github_client(fake_github, monkeypatch):  # noqa: F811

@@ -51,7 +51,7 @@ def test_issue_json_reports_what_would_be_posted(tmp_path, runner):
 def test_issue_prints_the_comment_for_a_fixed_issue(tmp_path, runner):
     body = f"{FENCE}python\nprint('fine now')\n{FENCE}\n\nValueError: it used to fail"
     result = runner.invoke(app, ["issue", saved_issue(tmp_path, body)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # ran, and it did not reproduce
     assert result.stdout.startswith("This issue no longer reproduces on PyTorch ")
 
 
@@ -62,8 +62,44 @@ def test_issue_refuses_what_is_neither_file_nor_issue_url(runner):
 
 def test_issue_urls_and_repos_are_parsed():
     assert parse_issue_url("https://github.com/pytorch/pytorch/issues/123#issuecomment-9") == ("pytorch/pytorch", 123)
+    assert parse_issue_url("pytorch/pytorch#123") == ("pytorch/pytorch", 123)
+    assert parse_issue_url("pytorch/pytorch#x") is None and parse_issue_url("#12") is None
     assert parse_issue_url("https://github.com/pytorch/pytorch/pull/123") is None
     assert repo_and_number({"html_url": "https://github.com/o/r/issues/7"}) == ("o/r", 7)
+
+
+@pytest.mark.parametrize("content, says", [
+    ('{"foo": 1}', 'not a GitHub issue: no "title" or "body" (keys: foo)'),
+    ("[1, 2]", "not a JSON object"),
+    ("{not json", "not JSON"),
+    ('{"issue": {"title": "t", "body": "b"}}', 'needs a "number" or an "html_url"'),
+    ('{"issue": {"title": "t", "body": 3, "number": 1}}', '"body" must be a string'),
+    ('{"issue": {"title": "t", "number": 1}, "comments": "nope"}', '"comments" must be a list'),
+])
+def test_a_file_that_is_not_an_issue_is_refused_clearly(tmp_path, runner, content, says):
+    path = tmp_path / "issue.json"
+    path.write_text(content)
+    result = runner.invoke(app, ["issue", str(path), "--json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert says in result.stderr and "Traceback" not in result.output
+
+
+def test_public_issue_by_short_reference_needs_no_token(runner, monkeypatch):
+    from tests.fakes.fake_github import FakeGitHub
+
+    with FakeGitHub(require_auth=False) as fake:
+        number = fake.add_issue("o/r", title="bug", user="alice",
+                                body=f"{FENCE}python\nraise KeyError('weight')\n{FENCE}\nKeyError: 'weight'")["number"]
+        monkeypatch.setenv("SCRUB_GITHUB_API_URL", fake.url)
+        monkeypatch.delenv("SCRUB_GITHUB_TOKEN", raising=False)
+        monkeypatch.delenv("SCRUB_GITHUB_APP_ID", raising=False)
+        result = runner.invoke(app, ["issue", f"o/r#{number}", "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["issue"] == f"o/r#{number}"
+        assert {r.auth for r in fake.requests} == {"none"} and fake.writes == []
+        missing = runner.invoke(app, ["issue", "o/r#999"])
+        assert missing.exit_code == 2
+        assert "GitHub says issue o/r#999 does not exist; if it is private, set SCRUB_GITHUB_TOKEN" in missing.stderr
 
 
 def test_envs_resolve_through_the_configuration_or_as_pairs():
@@ -73,6 +109,13 @@ def test_envs_resolve_through_the_configuration_or_as_pairs():
         resolve_envs("2.10,2.13", configured)
     with pytest.raises(ValueError, match="two"):
         resolve_envs("2.13", configured)
+    with pytest.raises(ValueError, match="scrub env add 2.12.0"):
+        resolve_envs("2.12.0,2.13", configured)
+
+
+def test_a_release_prefix_picks_the_newest_provisioned_patch():
+    provisioned = {"2.13.0": "/e/2.13.0", "2.14.0": "/e/2.14.0", "2.14.1": "/e/2.14.1"}
+    assert resolve_envs("2.13,2.14", provisioned) == {"2.13.0": "/e/2.13.0", "2.14.1": "/e/2.14.1"}
 
 
 def test_bisect_finds_the_first_environment_where_the_outcome_changes(tmp_path, runner):
@@ -85,6 +128,7 @@ def test_bisect_finds_the_first_environment_where_the_outcome_changes(tmp_path, 
         assert result.exit_code == 0, result.output
         out = json.loads(result.stdout)
         assert (out["first_changed"], out["last_unchanged"]) == ("a4", "a3")
+        assert out["summary"] == "fixed in a4 (still fails in a3)"
         assert out["probes"]["a4"] == "passed" and out["probes"]["a1"].startswith("RuntimeError")
     finally:
         remove(root)

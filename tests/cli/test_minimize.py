@@ -39,3 +39,23 @@ def test_minimize_json_summary_and_files(tmp_path):
     assert (tmp_path / "small.orig.py").read_text() == repro.read_text()
     assert set(summary) >= {"original_lines", "final_lines", "candidates", "accepted", "wall_s",
                             "signature", "output", "reproduces"}
+
+
+def test_every_written_file_is_announced_and_the_original_is_kept_beside_it(tmp_path):
+    repro = tmp_path / "repro.py"
+    repro.write_text("import os\nx = 1\ny = {}\nprint(x)\nprint(y['missing'])\n")
+    result = CliRunner().invoke(app, ["minimize", str(repro), "--jobs", "1", "--budget", "60"])
+    assert result.exit_code == 0, result.output
+    minimized, original = tmp_path / "repro.min.py", tmp_path / "repro.orig.py"
+    assert original.read_text() == repro.read_text()
+    lines = len([line for line in minimized.read_text().splitlines() if line.strip()])
+    assert f"wrote {minimized} ({lines} line{'s' if lines != 1 else ''}); original kept as {original}" in \
+        " ".join(result.stderr.split())
+
+
+def test_a_repro_that_does_not_compile_is_not_minimized(tmp_path):
+    repro = tmp_path / "repro.py"
+    repro.write_text("def broken(:\n    pass\n")
+    result = CliRunner().invoke(app, ["minimize", str(repro)])
+    assert result.exit_code == 2 and "does not compile" in result.stderr
+    assert not (tmp_path / "repro.min.py").exists() and not (tmp_path / "repro.orig.py").exists()

@@ -41,5 +41,44 @@ def test_unsandboxed_mode_needs_trusted_flag(tmp_path, monkeypatch):
     refused = runner.invoke(app, ["repro", str(repro), "--json"])
     assert refused.exit_code == 2 and "--trusted" in refused.output
     allowed = runner.invoke(app, ["repro", str(repro), "--json", "--trusted", "--timeout", "20"])
-    assert allowed.exit_code == 0, allowed.output
+    assert allowed.exit_code == 1, allowed.output  # it ran and did not reproduce (it passed)
     assert json.loads(allowed.stdout.strip().splitlines()[-1])["outcome"] == "passed"
+
+
+def test_a_file_that_does_not_compile_is_an_input_error_not_a_verdict(tmp_path):
+    repro = tmp_path / "broken.py"
+    repro.write_text("import torch\nx = torch.ones(3\nprint(x)\n")
+    result = runner.invoke(app, ["repro", str(repro), "--json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "does not compile" in result.stderr and "line 2" in result.stderr
+    assert "SyntaxError" not in result.stdout
+
+
+def test_a_directory_is_named_as_such(tmp_path):
+    (tmp_path / "repro.py").write_text("raise ValueError\n")
+    result = runner.invoke(app, ["repro", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "is a directory" in result.stderr and "repro.py" in result.stderr and "no such file" not in result.stderr
+
+
+@needs_bwrap
+def test_exit_codes_say_whether_it_reproduced_as_expected(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCRUB_SANDBOX", "bwrap")
+    repro = tmp_path / "repro.py"
+    repro.write_text("raise KeyError('weight')\n")
+    same = runner.invoke(app, ["repro", str(repro), "--timeout", "20", "--expect", "KeyError: 'weight'"])
+    other = runner.invoke(app, ["repro", str(repro), "--timeout", "20", "--expect", "RuntimeError: size mismatch"])
+    plain = runner.invoke(app, ["repro", str(repro), "--timeout", "20"])
+    assert (same.exit_code, other.exit_code, plain.exit_code) == (0, 1, 0), (same.output, other.output)
+
+
+@needs_bwrap
+def test_repeated_runs_print_no_line_per_run_when_not_a_terminal(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCRUB_SANDBOX", "bwrap")
+    repro = tmp_path / "repro.py"
+    repro.write_text("print('ok')\n")
+    result = runner.invoke(app, ["repro", str(repro), "--runs", "3", "--timeout", "20", "--json"])
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["runs"] == 3  # stdout is the JSON object alone
+    assert "run 1" not in result.stderr and "run 2" not in result.stderr
+    assert "0/3 failed" in result.stderr

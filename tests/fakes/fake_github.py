@@ -75,6 +75,11 @@ class FakeGitHub(FakeGitHubState):
     app_public_key: str | bytes | None = None
     require_auth: bool = True
     user_login: str = "scrubbot-user"
+    # OAuth web flow (fake_github_oauth.py): who "signs in" at /login/oauth/authorize, and the
+    # OAuth App's credentials (None: any client id / secret is accepted).
+    oauth_login: str = "octocat"
+    oauth_client_id: str | None = None
+    oauth_client_secret: str | None = None
     host: str = "127.0.0.1"
     port: int = 0
     writes: list[Write] = field(default_factory=list)
@@ -87,6 +92,8 @@ class FakeGitHub(FakeGitHubState):
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
         self._failures: list[list[Any]] = []
+        self.oauth_codes: dict[str, str] = {}  # code -> login
+        self.oauth_tokens: dict[str, str] = {}  # user token -> login
 
     def __repr__(self) -> str:
         where = self.url if self.port else "not started"

@@ -42,7 +42,9 @@ def get_app(request: Request, repo: None, body: Any) -> Response:
 def get_user(request: Request, repo: None, body: Any) -> Response:
     if getattr(request.state, "auth_kind", "") == "installation":
         return error(403, "Resource not accessible by integration")
-    return JSONResponse(user_json(request.app.state.fake.user_login))
+    fake = request.app.state.fake
+    token = request.headers.get("authorization", "").partition(" ")[2].strip()
+    return JSONResponse(user_json(fake.oauth_tokens.get(token, fake.user_login)))
 
 
 def create_token(fake: "FakeGitHub"):
@@ -69,7 +71,7 @@ def get_installation(request: Request, repo: RepoState, body: Any) -> Response:
 def get_repo(request: Request, repo: RepoState, body: Any) -> Response:
     return JSONResponse({"full_name": repo.full_name, "name": repo.full_name.split("/")[1],
                          "owner": user_json(repo.full_name.split("/")[0]),
-                         "default_branch": repo.default_branch, "private": False})
+                         "default_branch": repo.default_branch, "private": repo.private})
 
 
 # -- issues, comments, labels -------------------------------------------------------------
@@ -183,9 +185,10 @@ def remove_label(request: Request, repo: RepoState, body: Any) -> Response:
 
 def get_permission(request: Request, repo: RepoState, body: Any) -> Response:
     """GitHub's answer: `permission` is the legacy level (triage reads as "read"),
-    `role_name` the role; a non-collaborator of a public repository has "read"."""
+    `role_name` the role; a non-collaborator has "read" of a public repository, "none" of a private one."""
     login = _p(request, "user")
-    role = repo.roles.get(login.lower(), "write" if login.lower() in repo.collaborators else "read")
+    outsider = "none" if repo.private else "read"  # a private repository shows strangers nothing
+    role = repo.roles.get(login.lower(), "write" if login.lower() in repo.collaborators else outsider)
     legacy = {"maintain": "write", "triage": "read"}.get(role, role)
     return JSONResponse({"permission": legacy, "role_name": role, "user": {"login": login}})
 

@@ -209,7 +209,9 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, "/_fake/writes", "GET", h.list_writes(fake), auth="none"),
         git_route(fake),
     ]
-    app = Starlette(routes=routes)
+    from tests.fakes.fake_github_oauth import oauth_routes
+
+    app = Starlette(routes=routes + oauth_routes(fake))
     app.state.fake = fake
     return app
 

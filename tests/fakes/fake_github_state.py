@@ -40,6 +40,7 @@ class RepoState:
     comments: dict[int, list[Json]] = field(default_factory=dict)  # issue number -> comments
     collaborators: set[str] = field(default_factory=set)
     roles: dict[str, str] = field(default_factory=dict)  # login -> admin/maintain/write/triage/read
+    private: bool = False
     runs: dict[int, Json] = field(default_factory=dict)  # run id -> latest attempt's run
     run_attempts: dict[tuple[int, int], Json] = field(default_factory=dict)
     jobs: dict[tuple[int, int], list[Json]] = field(default_factory=dict)  # (run, attempt)
@@ -129,6 +130,11 @@ class FakeGitHubState:
             state = self.add_repo(repo)
             state.collaborators.add(login.lower())
             state.roles[login.lower()] = role
+
+    def set_private(self, repo: str, private: bool = True) -> None:
+        """Make `repo` private: strangers get permission "none" and `private: true`."""
+        with self.lock:
+            self.add_repo(repo).private = private
 
     def add_workflow_run(
         self, repo: str, run_id: int | None = None, *, name: str = "CI",

@@ -38,7 +38,7 @@ def ci_world(tmp_path, fake_github) -> CIWorld:  # noqa: F811
 
 
 def ci_params(project: CIProject, test: str, exception: str, message: str, *, run_id: int = 7) -> dict:
-    """`Run(kind=ci_failure).params` as ci_ingest writes them (docs/cilogs-api.md)."""
+    """`Run(kind=ci_failure).params` as ci_ingest writes them (app/engine/cilogs/README.md)."""
     fingerprint = (f"{abs(hash((test, exception))):x}" * 8)[:64]
     return {
         "repo": project.repo,

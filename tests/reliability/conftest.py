@@ -1,10 +1,13 @@
-"""Fixtures of the attack tests: the fake GitHub over HTTP and `scrub serve` against it."""
+"""Fixtures of the attack tests: the fake GitHub over HTTP, `scrub serve` against it, and
+restartable Redis/Postgres."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.fakes.fake_github import fake_github  # noqa: F401  (fixture)
+from tests.services import postgres_server, postgres_url, redis_server  # noqa: F401  (fixtures)
+from tests.reliability.restartable import own_postgres, own_redis  # noqa: F401  (fixtures)
 from tests.reliability.serve import Served, start_serve, stop_serve
 
 

@@ -84,7 +84,7 @@ class Site:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("site")
     settings = Settings(data_dir=root / "data")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRUB_") or k == "SCRUB_SHARED_DIR"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRUB_")}
     env["SCRUB_DATA_DIR"] = str(settings.data_dir)
     port, log = free_port(), root / "serve.log"
     with log.open("wb") as out:

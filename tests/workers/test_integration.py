@@ -60,7 +60,7 @@ def create_selftest_run(database: Database) -> int:
 
 
 def scrub_env(tmp_path: Path, **scrub: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRUB_") or k == "SCRUB_SHARED_DIR"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRUB_")}
     env.update({f"SCRUB_{k.upper()}": v for k, v in scrub.items()}, SCRUB_DATA_DIR=str(tmp_path / "data"))
     return env
 

@@ -13,7 +13,16 @@ from app.engine.cilogs.parsers import PY_FRAME, TracebackTail
 
 FATAL_ERROR = re.compile(r"Fatal Python error: (?P<what>.+)$")
 TIMEOUT_BANNER = re.compile(r"^\+{5,} Timeout(?P<rest>.*?) \+{5,}$")
-FAULTHANDLER_TIMEOUT = re.compile(r"^Timeout \((?P<hms>\d+:\d\d:\d\d(?:\.\d+)?)\)!$")
+# faulthandler's `dump_traceback_later` (pytest's `faulthandler_timeout`): on its own line, or
+# right after the `path::test ` that pytest -v printed before the test started.
+FAULTHANDLER_TIMEOUT = re.compile(r"(?:^|\s)Timeout \((?P<hms>\d+:\d\d:\d\d(?:\.\d+)?)\)!$")
+# A runner that gave up on the whole step or job: PyTorch's run_test.py
+# ("Command took >30min, returning 124"), GitHub's job and step limits.
+JOB_TIMEOUT = re.compile(
+    r"Command took >(?P<minutes>\d+)min\b"
+    r"|has exceeded the maximum execution time of (?P<limit>\d+) minutes"
+    r"|^The action has timed out\."
+)
 EXIT_CODE = re.compile(r"Process completed with exit code (?P<code>-?\d+)")
 # The shell's report of a child killed by a signal: "Segmentation fault (core dumped)", or bash's
 # "script.sh: line 2:  812 Segmentation fault      (core dumped) ./cmd"; not the word anywhere.
@@ -22,6 +31,7 @@ SHELL_SIGNAL = re.compile(
     r"(?:\s+\(core dumped\))?(?:\s|$)"
 )
 
+KILL_SIGNALS = ("SIGKILL", "SIGTERM")  # what a timeout's enforcer sends: part of the timeout, not a crash
 SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 _SIGNAL_BY_WORDS = {
     "Segmentation fault": "SIGSEGV",
@@ -39,6 +49,12 @@ def signal_name(what: str) -> str:
         if what.startswith(words):
             return name
     return "FatalError"
+
+
+def job_timeout_message(match: re.Match[str]) -> str:
+    """`"Timeout >1800s"` for a runner's timeout line, like pytest-timeout's own message."""
+    minutes = match.group("minutes") or match.group("limit")
+    return f"Timeout >{int(minutes) * 60}s" if minutes else "Timeout"
 
 
 def exit_code_signal(code: int) -> str | None:

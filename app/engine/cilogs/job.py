@@ -21,12 +21,15 @@ from app.engine.cilogs.dumps import (
     EXIT_CODE,
     FATAL_ERROR,
     FAULTHANDLER_TIMEOUT,
+    JOB_TIMEOUT,
+    KILL_SIGNALS,
     SHELL_SIGNAL,
     TIMEOUT_BANNER,
     CrashDump,
     StandaloneTraceback,
     TimeoutDump,
     exit_code_signal,
+    job_timeout_message,
     signal_name,
 )
 from app.engine.cilogs.model import Draft
@@ -44,6 +47,26 @@ def test_function_name(test_id: str) -> str:
     """`"a.py::TestX::test_y[1]"` -> `"test_y"`; `"Suite.Test"` -> `"Test"`."""
     last = test_id.rsplit("::", 1)[-1] if "::" in test_id else test_id.rsplit(".", 1)[-1]
     return last.split("[", 1)[0]
+
+
+def frame_is_in_test(test_id: str, frame: tuple[str, str]) -> bool:
+    """Whether a stack frame `(file, function)` can be the body of the test `test_id`.
+
+    The function is the test's own, or the template an instantiated test was made from
+    (PyTorch's device-type tests: `test_out` runs as `test_out_addmm_cpu_float32`), or the
+    frame is in the test's file (a helper the test called).
+    """
+    name, (path, function) = test_function_name(test_id), frame
+    if name == function or name.startswith(function + "_"):
+        return True
+    test_file = test_id.split("::", 1)[0] if "::" in test_id else ""
+    return bool(test_file) and os.path.basename(test_file) == os.path.basename(path)
+
+
+def _hms_seconds(hms: str) -> str:
+    """`"0:30:00"` -> `"1800"` (faulthandler's timeout, as pytest-timeout prints seconds)."""
+    hours, minutes, seconds = hms.split(":")
+    return f"{int(hours) * 3600 + int(minutes) * 60 + float(seconds):g}"
 
 
 class JobLogParser:
@@ -100,10 +123,12 @@ class JobLogParser:
             return
         if fmt.GTEST_FAILURE_AT.match(text):
             self._open(self._block_line, fmt.GTestFailure(text))
-        elif (banner := TIMEOUT_BANNER.search(text)) or FAULTHANDLER_TIMEOUT.match(text):
-            seconds = banner.group("rest").strip(" ()s") if banner else ""
+        elif (banner := TIMEOUT_BANNER.search(text)) or (later := FAULTHANDLER_TIMEOUT.search(text)):
+            seconds = banner.group("rest").strip(" ()s") if banner else _hms_seconds(later.group("hms"))
             dump = TimeoutDump(text, closing_banner=bool(banner), most_recent_first=not banner, seconds=seconds)
             self._open(self._block_line, dump)
+        elif job_timeout := JOB_TIMEOUT.search(text):
+            self._job_timeout(job_timeout_message(job_timeout))
         elif fatal := FATAL_ERROR.search(text):
             self._open(self._block_line, CrashDump(text, fatal.group("what"), self._context(3)[:-1]))
         elif exit_code := EXIT_CODE.search(text):
@@ -196,6 +221,17 @@ class JobLogParser:
         else:
             self._draft(test, "timeout", "Timeout", dump.message, "timeout", RANK_PROGRESS, dump.excerpt.text())
 
+    def _job_timeout(self, message: str) -> None:
+        """The runner stopped the step or job: the running test timed out, once.
+
+        A test a dump already reported as timed out keeps that report (its stack); with no
+        running test, a timeout already found explains the stop and nothing is added.
+        """
+        test = self._attribute(None)
+        if not test and any(d.kind == "timeout" for d in self.drafts.values()):
+            return
+        self._draft(test, "timeout", "Timeout", message, "timeout", RANK_PROGRESS, "\n".join(self._context(15)))
+
     # --- bookkeeping ---------------------------------------------------------------------
 
     def _track_running(self, text: str) -> None:
@@ -213,8 +249,8 @@ class JobLogParser:
         """The test a crash/timeout belongs to: the running test, unless its stack says otherwise."""
         if self._running:
             test, finished = self._running
-            if frame is None and not finished:
-                return test
+            if not finished and (frame is None or frame_is_in_test(test, frame)):
+                return test  # the runner's node id, parametrization included
             if frame is not None and test_function_name(test) == frame[1]:
                 return test
         if frame is not None:
@@ -261,7 +297,10 @@ class JobLogParser:
     def _add_unexplained_failure(self) -> None:
         """A death by signal is its own failure; a bare exit code only when nothing else explains it."""
         context = "\n".join(self._context(15))
-        if self._signal and not any(d.kind == "signal" for d in self.drafts.values()):
+        kinds = {d.kind for d in self.drafts.values()}
+        if self._signal in KILL_SIGNALS and "timeout" in kinds:
+            return  # the timeout's enforcer killed it: the timeout is the failure
+        if self._signal and "signal" not in kinds:
             test = self._attribute(None)
             detail = f"exit code {self.exit_code}" if self.exit_code else "reported by the shell"
             self._draft(test, "signal", self._signal, f"killed by {self._signal} ({detail})", "crash", RANK_BLOCK, context)

@@ -96,7 +96,8 @@ PYTEST_PROGRESS = re.compile(
     r"^(?:\[gw\d+\] \[\s*\d+%\] (?P<o1>FAILED|ERROR) " + _NODE_ID.replace("id>", "id1>")
     + r"|" + _NODE_ID.replace("id>", "id2>") + r" (?P<o2>FAILED|ERROR)\b)"
 )
-PYTEST_TEST_LINE = re.compile(r"(?P<id>[\w./\\-]+\.py::[^\s\[]+(?:\[.*?\])?)(?P<rest>.*)")
+# The parametrization may hold one level of brackets: `test_cat[[1, 2]-float32]`.
+PYTEST_TEST_LINE = re.compile(r"(?P<id>[\w./\\-]+\.py::[^\s\[]+(?:\[(?:[^\[\]]|\[[^\[\]]*\])*\])?)(?P<rest>.*)")
 PYTEST_RESULT_WORDS = ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS", "RERUN")
 _TRAILER = re.compile(r"^[^\s:]+:\d+: (?P<cls>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)$")
 _ERROR_HEADER = re.compile(r"^ERROR (?:at \w+ of|collecting) (?P<name>.+)$")

@@ -26,7 +26,9 @@ TRIGGERS: tuple[bytes, ...] = (
     b"FAIL",  # pytest FAILED / FAILURES, unittest FAIL:, GoogleTest [  FAILED  ]
     b"ERROR",  # pytest ERROR / ERRORS, unittest ERROR:
     b": Failure",  # GoogleTest assertion location
-    b"Timeout",  # pytest-timeout stack dump
+    b"Timeout",  # pytest-timeout stack dump, faulthandler's `Timeout (0:05:00)!`
+    b"Command took >",  # PyTorch run_test.py: a test file over its time limit
+    b"maximum execution time",  # GitHub: a job over its timeout-minutes
     b"Fatal Python error",  # faulthandler
     b"Segmentation fault",  # the shell's report of a SIGSEGV
     b"##[error]",  # the runner's annotations, "Process completed with exit code N"

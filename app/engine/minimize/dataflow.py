@@ -1,21 +1,20 @@
-"""What a failing `assert` tests: the computation each operand depends on, found statically.
+"""What a failing check tests: the computation each operand depends on, found statically.
 
-A messageless `AssertionError` says nothing about the bug; the computation feeding the check
-is the bug. `assert torch.allclose(fused(x), reference(x))` reduces to
-`assert torch.allclose(torch.randn([]), torch.ones(1))` with the same class, the same (empty)
-message and the same check, yet the buggy computation is gone: drift. So the oracle also
-requires (`FailureSignature.tests_the_same_computation`) that every operand of the failing
-assert which depended on an operation in the original still depends on one of the original's
-operations. An operation is a call of a library function that neither makes nor converts
-data (`var`, `layer_norm`, `exp`; not `randn`, `ones`, `to`), or of an instance of a library
-class (`nn.LayerNorm(d)(x)`, `self.norm(x)`; constructing it computes nothing), keyed case- and
-underscore-insensitively so `nn.LayerNorm` and `F.layer_norm` are the same operation.
+A failure message says little about the bug; the computation feeding the check is the bug.
+`assert torch.allclose(fused(x), reference(x))` reduces to
+`assert torch.allclose(torch.randn([]), torch.ones(1))` with the same class, message and check,
+yet the buggy computation is gone: drift. So the oracle also requires
+(`FailureSignature.tests_the_same_computation`) that each operand keeps some of its own
+operations. An operation is a call of a library function that neither makes nor converts data
+(`var`, `layer_norm`, `exp`; not `randn`, `ones`, `to`), or of an instance of a library class
+(`nn.LayerNorm(d)(x)`; constructing it computes nothing), keyed case- and underscore-
+insensitively so `nn.LayerNorm` and `F.layer_norm` are the same operation.
 
 Why per operand: "some operation survives somewhere" accepts `allclose(x.exp(), ones(1))` for a
-softmax bug (one side computes, the other is a constant); "both sides share an operation" rejects
-the hand-written minimum `allclose((x - x.mean()) / x.var().sqrt(), F.layer_norm(x, [4]))`,
-whose sides share only the input. Each side keeping a piece of the original computation is the
-weakest rule telling those apart. Tolerances (keyword arguments) are not operands.
+softmax bug; "both sides share an operation" rejects the hand-written minimum
+`allclose((x - x.mean()) / x.var().sqrt(), F.layer_norm(x, [4]))`. Tolerances are not operands.
+Besides operations, the flow records data-path steps (`checks`): computed subscripts, narrowing
+casts; `w.grad` flows from every `loss.backward()`.
 
 The analysis is a static over-approximation, cheap and deterministic:
 
@@ -31,59 +30,58 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
+
+from app.engine.minimize.bindings import argument, bindings, callee_name, returned
+from app.engine.minimize.checks import (
+    CAST_PREFIX,
+    INDEX,
+    NEUTRAL_BUILTINS,
+    NEUTRAL_CALLS,
+    PATH_OPERATIONS,
+    cast_of,
+    check_operands,
+    is_computed_index,
+)
 
 Operations = tuple[frozenset[str], ...]  # one set per compared operand, in order
 
-# Calls that make or convert data: they carry no bug of their own.
-NEUTRAL_CALLS = frozenset({
-    "randn", "rand", "randint", "randperm", "ones", "zeros", "empty", "full", "tensor", "as_tensor",
-    "from_numpy", "arange", "linspace", "logspace", "eye", "randn_like", "rand_like", "ones_like",
-    "zeros_like", "empty_like", "full_like", "Generator", "manual_seed", "seed", "no_grad",
-    "to", "float", "double", "half", "bfloat16", "int", "long", "bool", "cpu", "cuda", "clone",
-    "detach", "contiguous", "requires_grad_", "item", "tolist", "numpy", "device", "dtype",
-    "eval", "train",
-})
-# Python builtins, neutral only when called by their bare name (`x.sum()` is an operation).
-NEUTRAL_BUILTINS = frozenset({
-    "range", "len", "list", "tuple", "dict", "set", "zip", "enumerate", "print", "isinstance",
-    "getattr", "super", "str", "repr", "format", "sorted", "reversed", "min", "max", "abs", "sum",
-    "float", "int", "bool",
-})
-
-
 def assert_operations(source: str, line: int) -> Operations | None:
-    """For each operand of the `assert` failing at `line`, the operations it depends on.
+    """For each operand of the check failing at `line` (None: no check there), its operations."""
+    flow = check_dataflow(source, line)
+    return None if flow is None else flow.operations
 
-    None when the statement at `line` is not an `assert` (then the rule does not apply).
-    """
+
+@dataclass(frozen=True)
+class CheckFlow:
+    """What a failing check compares: each operand's operations, and the data-path steps
+    (masks, indexing, casts: `checks.PATH_OPERATIONS`, `INDEX`, `cast:*`) feeding any operand."""
+
+    operations: Operations
+    path: frozenset[str]
+    # (mask or cast, the operation that consumes its result): `masked_fill` -> `softmax`
+    consumers: frozenset[tuple[str, str]] = frozenset()
+
+
+def check_dataflow(source: str, line: int) -> CheckFlow | None:
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assert)
-                      and node.lineno <= line <= (node.end_lineno or node.lineno)), None)
-    if statement is None:
+    operands = check_operands(tree, line)
+    if operands is None:
         return None
     flow = _Flow(tree)
-    return tuple(flow.operations(operand) for operand in _operands(statement.test))
+    traced = [flow.operations(operand) for operand in operands]
+    steps = frozenset().union(*traced)
+    path = frozenset(op for op in steps if op in PATH_OPERATIONS or op == INDEX or op.startswith(CAST_PREFIX))
+    return CheckFlow(tuple(frozenset(op for op in ops if op != INDEX and not op.startswith(CAST_PREFIX))
+                           for ops in traced), path, flow.consumers(path))
 
 
 def operation_key(name: str) -> str:
     """`LayerNorm`, `layer_norm` -> `layernorm`: the module and functional forms of one op."""
     return name.replace("_", "").lower()
-
-
-def _operands(test: ast.expr) -> list[ast.expr]:
-    """What an assert compares: a check call's positional arguments, a comparison's sides."""
-    if isinstance(test, ast.UnaryOp):
-        return _operands(test.operand)
-    if isinstance(test, ast.BoolOp):
-        return [o for value in test.values for o in _operands(value)]
-    if isinstance(test, ast.Compare):
-        return [test.left, *test.comparators]
-    if isinstance(test, ast.Call) and test.args:
-        return list(test.args)
-    return [test]
 
 
 Key = tuple[int, str]  # (id of the scope binding it, name)
@@ -107,6 +105,12 @@ class _Flow:
         self.attributes: dict[str, list[ast.AST]] = {}  # `self.x = ...`, methods' results, by name
         self.calls: dict[Key, list[ast.Call]] = {}  # callable -> its call sites
         named_calls: list[ast.Call] = []
+        self.tree = tree
+        self.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        self.loads: dict[str, list[ast.Name]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                self.loads.setdefault(node.id, []).append(node)
         self._index(tree, tree, named_calls)
         for call in named_calls:
             key = self._resolve(call, call.func.id)  # type: ignore[attr-defined]
@@ -120,18 +124,20 @@ class _Flow:
             inner = node
             self.parent[id(node)] = scope
             if not isinstance(node, ast.Lambda) and not in_class:  # methods: see ClassDef
-                self._add(self.results, (id(scope), node.name), _returned(node))
+                self._add(self.results, (id(scope), node.name), returned(node))
                 self._parameters((id(scope), node.name), node)
         elif isinstance(node, ast.ClassDef):
             for method in node.body:
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self._add(self.classes, (id(scope), node.name), _returned(method))
-                    self.attributes.setdefault(method.name, []).extend(_returned(method))
+                    self._add(self.classes, (id(scope), node.name), returned(method))
+                    self.attributes.setdefault(method.name, []).extend(returned(method))
                     if method.name == "__init__":  # `Model(a)` -> `__init__(self, a)`
                         self._parameters((id(scope), node.name), method, skip=1)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             named_calls.append(node)
-        for target, value in _bindings(node):
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            self.attributes.setdefault("grad", []).append(node.func.value)  # `w.grad` <- `loss.backward()`
+        for target, value in bindings(node):
             for bound in ast.walk(target):
                 if isinstance(bound, ast.Name) and isinstance(bound.ctx, ast.Store):
                     self._add(self.bindings, (id(scope), bound.id), [value])
@@ -174,6 +180,32 @@ class _Flow:
                     pending.extend(self._feeding(sub, found))
         return frozenset(found)
 
+    def consumers(self, path: frozenset[str]) -> frozenset[tuple[str, str]]:
+        """For each mask or cast in `path`, the operations that take its result: the nearest
+        enclosing operation of the call, or of each read of the name it is assigned to."""
+        pairs: set[tuple[str, str]] = set()
+        for call in (node for node in ast.walk(self.tree) if isinstance(node, ast.Call)):
+            step = cast_of(call) or operation_key(self._library_call(call) or "")
+            if step not in path or step == INDEX:
+                continue
+            readers: list[ast.AST] = [call]
+            statement = self.parents.get(id(call))
+            if isinstance(statement, ast.Assign) and statement.value is call:
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        key = self._resolve(target, target.id)
+                        readers += [n for n in self.loads.get(target.id, ()) if self._resolve(n, n.id) == key]
+            pairs.update((step, op) for reader in readers if (op := self._consumer(reader)) and op != step)
+        return frozenset(pairs)
+
+    def _consumer(self, node: ast.AST) -> str | None:
+        parent = self.parents.get(id(node))
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.Call) and (name := self._library_call(parent)) and not name[0].isupper():
+                return operation_key(name)
+            parent = self.parents.get(id(parent))
+        return None
+
     def _library_call(self, call: ast.Call) -> str | None:
         """The name of the library function `call` calls, unless it is neutral or the program's."""
         if isinstance(call.func, ast.Name):
@@ -194,7 +226,7 @@ class _Flow:
         yield from self.bindings.get(key, ())
         for callable_key, position in self.parameters.get(key, ()):
             for call in self.calls.get(callable_key, ()):  # the argument passed, not the call
-                yield from _argument(call, name.id, position)
+                yield from argument(call, name.id, position)
 
     def _instances_called(self, call: ast.Call) -> Iterator[ast.Call]:
         """The constructions (`nn.LayerNorm(d)`, `Model()`) whose instance `call` calls.
@@ -206,14 +238,21 @@ class _Flow:
         if isinstance(func, ast.Name):
             values = list(self._assigned(func))
         elif isinstance(func, ast.Attribute):
-            values = self.attributes.get(func.attr, [])
+            values = list(self.attributes.get(func.attr, []))
         else:
             values = [func]
-        for value in values:
+        seen: set[int] = set()
+        while values:
+            value = values.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
             while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
                    and value.func.attr in NEUTRAL_CALLS):  # `Model(d).to(dtype).eval()`
                 value = value.func.value
-            if isinstance(value, ast.Call) and _callee_name(value.func, upper=True):
+            if isinstance(value, ast.Name):  # passed on: `train(model)` -> `model = Model()`
+                values.extend(self._assigned(value))
+            elif isinstance(value, ast.Call) and callee_name(value.func, upper=True):
                 yield value
 
     def _walk(self, node: ast.AST) -> Iterator[ast.AST]:
@@ -235,6 +274,8 @@ class _Flow:
             name = self._library_call(node)
             if name is not None and not name[0].isupper():
                 found.add(operation_key(name))
+            elif (cast := cast_of(node)) is not None:
+                found.add(cast)
             for construction in self._instances_called(node):
                 key = self._resolve(construction, construction.func.id) \
                     if isinstance(construction.func, ast.Name) else None
@@ -249,47 +290,5 @@ class _Flow:
             yield from self.results.get(self._resolve(node, node.id), ())  # type: ignore[arg-type]
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             yield from self.attributes.get(node.attr, ())
-
-
-def _callee_name(func: ast.expr, upper: bool = False) -> str | None:
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-    return name if name is not None and (not upper or name[:1].isupper()) else None
-
-
-def _argument(call: ast.Call, name: str, position: int | None) -> Iterator[ast.expr]:
-    """What `call` passes for parameter `name` (everything it passes, if that is unclear)."""
-    unclear = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
-    if unclear or position is None and not any(k.arg == name for k in call.keywords):
-        yield from call.args
-        yield from (keyword.value for keyword in call.keywords)
-        return
-    if position is not None and position < len(call.args):
-        yield call.args[position]
-    yield from (keyword.value for keyword in call.keywords if keyword.arg == name)
-
-
-def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.expr]:
-    """The values `function` itself returns or yields (not those of functions nested in it)."""
-    pending: list[ast.AST] = list(function.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)) and node.value is not None:
-            yield node.value
-        pending.extend(ast.iter_child_nodes(node))
-
-
-def _bindings(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
-    """(target, value) pairs for the statements and expressions that bind names."""
-    if isinstance(node, ast.Assign):
-        for target in node.targets:
-            yield target, node.value
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-        yield node.target, node.value
-    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-        yield node.target, node.iter
-    elif isinstance(node, ast.NamedExpr):
-        yield node.target, node.value
-    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-        yield node.optional_vars, node.context_expr
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and is_computed_index(node):
+            found.add(INDEX)

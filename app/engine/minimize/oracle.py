@@ -5,12 +5,18 @@
 fatal signal, or a timeout. A candidate raising anything else is rejected, however close its
 text: that is what keeps the minimizer from drifting to a different bug.
 
-A messageless `AssertionError` carries no message to compare, so two more things must hold:
-it fails on a line calling the same library functions (`torch.allclose`), and each operand of
-the failing assert that computed something in the original still depends on one of the
-original's operations (`dataflow.assert_operations`, `tests_the_same_computation`):
-`assert torch.allclose(torch.randn([]), torch.ones(1))` keeps the check but not the bug, and
-is rejected.
+A messageless `AssertionError` carries no message to compare, so it must also fail on a line
+calling the same library functions (`torch.allclose`). And whenever a failure stops at a check
+(`checks.check_operands`: an `assert`, `assert_close(...)`, `if ...: raise`), message or not,
+the candidate must keep the bug, not only the exception (`keeps_the_bug`):
+
+- each side of the comparison keeps an operation it computed in the original (its own side;
+  sides may swap): `assert torch.allclose(torch.randn([]), torch.ones(1))` keeps the check but
+  not the bug, and is rejected;
+- the data-path steps to the failure (masks, indexing, narrowing casts) stay, and a mask or
+  cast still feeds an operation it fed (`masked_fill` -> `softmax`);
+- values the message prints keep their meaning (`checks.value_meanings`): a mismatch count
+  stays non-zero, a NaN stays a NaN.
 
 Tracebacks are read by `app.engine.verdict.signature` (the reproduce engine's parser: class, message,
 Dynamo wrappers unwrapped, frames); this module only reduces its answer to what must stay the
@@ -26,9 +32,11 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import permutations
 from typing import Any, Literal
 
-from app.engine.minimize.dataflow import Operations, assert_operations
+from app.engine.minimize.checks import computing, value_meanings
+from app.engine.minimize.dataflow import Operations, check_dataflow
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.signature import mask_digits, parse_traceback, traceback_frames
 
@@ -48,8 +56,11 @@ class FailureSignature:
     site: frozenset[str] = frozenset()  # library calls on the failing line (messageless only)
     code: int | None = None  # signal number or exit code
     partial: bool = False  # `message` need only occur in the candidate's (a user's `--expect`)
-    # What each operand of a failing messageless assert depends on (None: unknown / no assert).
+    # What each operand of the failing check depends on (None: unknown / not a check).
     operations: Operations | None = None
+    path: frozenset[str] = frozenset()  # masks, indexing, casts on the way to the check
+    values: frozenset[str] = frozenset()  # what the message's printed values mean
+    consumers: frozenset[tuple[str, str]] = frozenset()  # (mask or cast, what takes its result)
 
     def matches(self, other: FailureSignature | None) -> bool:
         """Does `other` (a candidate's failure) reproduce this one?"""
@@ -58,23 +69,44 @@ class FailureSignature:
         if self.kind == "exception":
             same_message = self.message in other.message if self.partial else other.message == self.message
             return (other.exc_type == self.exc_type and same_message and self.site <= other.site
-                    and self.tests_the_same_computation(other))
+                    and self.keeps_the_bug(other))
         return self.kind == "timeout" or other.code == self.code
 
-    def tests_the_same_computation(self, other: FailureSignature) -> bool:
-        """Every operand that computed something in the original still computes part of it.
+    def keeps_the_bug(self, other: FailureSignature) -> bool:
+        """The same computation compared, on the same data path, with printed values meaning
+        the same (a user's `--expect` gives only a message: no values to keep)."""
+        return (self.tests_the_same_computation(other) and self.feeds_the_same_operations(other)
+                and (self.partial or other.values == self.values))
 
-        Operand i of the candidate's failing assert must depend on at least one of the
-        original's operations (any operand's: sides may swap) wherever operand i of the
-        original depended on one. Vacuous when the original's operands are unknown or only
-        constructors (then there is no computation to lose). See `dataflow`.
+    def feeds_the_same_operations(self, other: FailureSignature) -> bool:
+        """A mask or cast the candidate kept still feeds one of the operations it fed in the
+        original: `masked_fill` then `softmax` (0/0 on a fully masked row), not `masked_fill`
+        then a product with `-inf`."""
+        for step in self.path & other.path:
+            mine = {op for fed, op in self.consumers if fed == step}
+            if mine and not mine & {op for fed, op in other.consumers if fed == step}:
+                return False
+        return True
+
+    def tests_the_same_computation(self, other: FailureSignature) -> bool:
+        """Each side of the check still computes part of what it did in the original, on the
+        same data path.
+
+        Some order of the candidate's operands (sides may swap) has, for every operand of the
+        original that computed something (`checks.computing`: not the check itself, not
+        plumbing), one of the operations that set it apart from the other operands. Every
+        data-path step of the original (`path`: masks, computed indexes, narrowing casts) is
+        still on the candidate's path. Vacuous when the original's operands are unknown or
+        only constructors (then there is no computation to lose). See `dataflow`, `checks`.
         """
-        if not self.operations or not any(self.operations):
+        mine = _distinct([computing(ops) for ops in self.operations or ()])
+        if not any(mine) and not self.path:
             return True
-        if other.operations is None or len(other.operations) < len(self.operations):
+        if other.operations is None or len(other.operations) < len(mine) or not self.path <= other.path:
             return False
-        everything = frozenset().union(*self.operations)
-        return all(theirs & everything or not mine for mine, theirs in zip(self.operations, other.operations))
+        orders = permutations(range(len(other.operations)), len(mine)) if len(mine) <= 4 else [range(len(mine))]
+        return any(all(not side or side & other.operations[j] for side, j in zip(mine, order))
+                   for order in orders)
 
     def describe(self) -> str:
         if self.kind == "exception":
@@ -103,20 +135,37 @@ def signature_of(result: Any, source: str | None = None) -> FailureSignature | N
     return None
 
 
+def _distinct(sides: list[frozenset[str]]) -> list[frozenset[str]]:
+    """Each side's operations that the other sides do not compute too (the shared model, the
+    input's projection tell no side apart); a side with nothing of its own keeps them all."""
+    if len(sides) < 2:
+        return sides
+    shared = frozenset.intersection(*sides)
+    return [side - shared or side for side in sides]
+
+
 def failure_from_output(text: str, source: str | None = None) -> FailureSignature | None:
     """The exception signature of the last traceback in `text` (None if it shows none)."""
     parsed = parse_traceback(text) if _TRACEBACK in text else None
     if parsed is None or parsed.kind != "exception":
         return None
     message = mask_digits(normalize_text(parsed.message))
-    if message:
-        return FailureSignature("exception", parsed.exception, message)
     frames = traceback_frames(text)
-    site = frozenset(_library_calls(frames[-1].code)) if frames else frozenset()
-    operations = None
-    if source is not None and frames and _is_repro(frames[-1].path):
-        operations = assert_operations(source, frames[-1].line)
-    return FailureSignature("exception", parsed.exception, message, site, operations=operations)
+    site = frozenset(_library_calls(frames[-1].code)) if frames and not message else frozenset()
+    own = [frame for frame in frames if _is_repro(frame.path)]
+    flow = check_dataflow(source, own[-1].line) if source is not None and own else None
+    return FailureSignature("exception", parsed.exception, message, site,
+                            operations=flow.operations if flow else None,
+                            path=flow.path if flow else frozenset(),
+                            consumers=flow.consumers if flow else frozenset(),
+                            values=value_meanings(_message_block(text)))
+
+
+def _message_block(text: str) -> str:
+    """The last traceback's exception header and what follows it (assert_close's report)."""
+    lines = text[text.rfind(_TRACEBACK):].splitlines()[1:]
+    start = next((i for i, line in enumerate(lines) if line and not line[0].isspace()), len(lines))
+    return "\n".join(lines[start:start + 40])
 
 
 def failing_lines(text: str, filename: str = REPRO_FILE) -> tuple[int, ...]:

@@ -7,18 +7,26 @@ one minimization share a uid and a /tmp, which is fine because they are all the 
 
 The zygote starts in the background as soon as the runners exist, so its imports overlap the
 cold run of the original (both take seconds with torch).
+
+Threads: cold runs use the spec as given (unpinned by default: the reporter's thread count).
+Candidates run pinned to one thread (many run at once on few cores). One thread hides some
+bugs (a fork after a parallel region hangs only with a thread pool), so when the first warm
+run, the original's check, passes pinned, the candidates run unpinned instead, from then on.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.engine.sandbox.forkserver import ForkServer
 from app.engine.sandbox.runner import Sandbox, SandboxSpec
 
+log = logging.getLogger(__name__)
 Runner = Callable[[str, float], Any]
 # What the zygote imports once. `torch.optim` pulls in Dynamo lazily (2-3 s per candidate if not
 # preloaded); a repro using torch.compile also pays for Inductor's modules.
@@ -77,14 +85,32 @@ def sandbox_runners(python: str, jobs: int, spec: SandboxSpec | None = None,
     """(cold_run, warm_run, close) for untrusted candidates run as `python`."""
     spec = spec or SandboxSpec(python=python)
     sandbox = Sandbox(spec)
-    server = ForkServer(spec, jobs=jobs, preload=zygote.preload, warmup=zygote.warmup)
-    server.start_in_background()
+    servers = [ForkServer(replace(spec, threads=1) if spec.threads is None else spec, jobs=jobs,
+                          preload=zygote.preload, warmup=zygote.warmup)]
+    servers[0].start_in_background()
+    decided = [spec.threads is not None]  # pinned by the caller: nothing to decide
+    deciding = threading.Lock()
 
     def cold(source: str, timeout_s: float) -> Any:
         return sandbox.run(source, timeout_s=timeout_s)
 
     def warm(source: str, timeout_s: float) -> Any:
-        return server.run(source, timeout_s=timeout_s)
+        if not decided[0]:
+            with deciding:
+                if not decided[0]:
+                    result = servers[-1].run(source, timeout_s=timeout_s)
+                    if result.exit_code == 0:  # passes pinned: re-check, and go on, unpinned
+                        log.info("the repro passes on one thread: its candidates run unpinned")
+                        servers[-1].close()
+                        servers.append(ForkServer(spec, jobs=jobs, preload=zygote.preload, warmup=zygote.warmup))
+                        result = servers[-1].run(source, timeout_s=timeout_s)
+                    decided[0] = True
+                    return result
+        return servers[-1].run(source, timeout_s=timeout_s)
 
-    return cold, warm, server.close
+    def close() -> None:
+        for server in servers:
+            server.close()
+
+    return cold, warm, close
 

@@ -12,7 +12,7 @@ different comment). The publisher appends the real marker; renderers never emit 
 - `render_notice(Notice)`: the comment for a run that stops before running code
   or cannot decide (screenshot only, unavailable hardware, inconclusive, awaiting approval).
 - `render_run_report(RunReport)`: the generic run report; every pipeline fills a `RunReport`.
-  See docs/report-api.md.
+  See README.md beside this module.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +52,12 @@ class ForkServer:
     def __init__(self, spec: SandboxSpec, *, jobs: int = 1, preload: Sequence[str] = ("torch",),
                  warmup: str | None = None, trusted: bool = False, max_restarts: int = 2,
                  start_timeout_s: float = 180.0):
-        self.sandbox = Sandbox(spec)
+        self.sandbox = Sandbox(spec)  # cold fallbacks: the spec as given
         self.sandbox.check_trust(trusted)
+        # The zygote's own environment is pinned to one thread whatever the spec says, so no
+        # library starts a pool at import (unpinned, numpy's OpenBLAS does); its children set
+        # the spec's count themselves (`forkserver_child.py`).
+        self._zygote_sandbox = Sandbox(replace(spec, threads=1))
         self.jobs = max(1, jobs)
         self.preload = list(preload)
         self.warmup = warmup  # trusted code run once in the zygote after the preload
@@ -190,7 +195,7 @@ class ForkServer:
         config = json.dumps({"preload": self.preload, "warmup": self.warmup, "threads": self.sandbox.spec.threads,
                              "own_pid_namespace": self.sandbox.spec.kind == "bwrap",
                              "candidate_module": CANDIDATE_MODULE})
-        spawn = self.sandbox.spawn(
+        spawn = self._zygote_sandbox.spawn(
             files, [self.sandbox.spec.python, ZYGOTE_FILE, config], trusted=self.trusted,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=diagnostics, slots=self.jobs + 1)
         try:

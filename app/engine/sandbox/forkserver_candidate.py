@@ -62,7 +62,13 @@ def run_candidate(request, workdir, closing_fds):
         for fd in closing_fds:
             os.close(fd)
         timeout = float(request.get("timeout_s") or 60)
-        cpu = int(timeout) + 5
+        threads = request.get("threads")
+        if request.get("unpinned"):  # the zygote's pinning is not the candidate's environment
+            for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+                os.environ.pop(name, None)
+        if threads and "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(int(threads))  # no pool in the zygote: safe
+        cpu = int(timeout * max(1, threads or 1)) + 5
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
         reset_exit_handlers()
         os.chdir(workdir)

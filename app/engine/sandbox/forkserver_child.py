@@ -13,10 +13,14 @@ Protocol (stdin -> requests, stdout -> replies; each a 4-byte big-endian length 
 EOF on stdin: kill every child and exit.
 
 Fork safety, as measured on torch 2.x:
-- the zygote imports and never computes in parallel: no OpenMP/MKL pool exists at fork time,
-  and the thread environment (OMP_NUM_THREADS...) is set by the sandbox before the import. An
-  optional warm-up snippet (the host's, e.g. one `torch.compile` of a tiny module, so every
-  child skips Dynamo's first-use setup) runs on single-threaded torch with tiny tensors;
+- the zygote imports and never computes in parallel: no OpenMP/MKL pool exists at fork time
+  (libgomp is not fork-safe once its pool exists). Its environment pins every thread pool to 1
+  (unpinned, numpy's OpenBLAS starts one at import), and it runs torch single-threaded
+  (`set_num_threads(1)` sets, starts nothing) for its own preload and warm-up (the host's
+  snippet, e.g. one `torch.compile` of a tiny module, so every child skips Dynamo's first-use
+  setup, on tiny tensors); each child then sets the spec's thread count (`config["threads"]`,
+  or torch's default when unpinned) before the candidate runs, so a candidate's own parallel
+  region, and what it forks after it, behave as in a cold run;
 - the zygote has no threads of its own: one `select` loop over the request pipe, the children's
   output pipes and a SIGCHLD wakeup pipe; `waitpid(WNOHANG)` reaps;
 - `gc.freeze()` after the import keeps children from copying the preloaded heap;
@@ -165,12 +169,16 @@ def serve(config):
     os.dup2(2, 1)  # stray prints from preloaded modules go to the diagnostics stream
     started = time.monotonic()
     torch_version = None
+    child_threads = config.get("threads")
     candidate = importlib.import_module(config.get("candidate_module", "forkserver_candidate"))
     stop_recording = candidate.record_exit_handlers()
     for name in config.get("preload", []):
         module = importlib.import_module(name)
         if name == "torch":
-            module.set_num_threads(int(config.get("threads", 1)))  # sets, starts no pool
+            # unpinned: every CPU this sandbox may use (the zygote itself runs with the thread
+            # environment pinned to 1, so torch's own default here would be 1)
+            child_threads = child_threads or len(os.sched_getaffinity(0))
+            module.set_num_threads(1)  # the zygote's own work: sets, starts no pool
             torch_version = module.__version__
     warmup_s, warmup_error = warm_up(config.get("warmup"))
     stop_recording()
@@ -213,6 +221,8 @@ def serve(config):
                     _kill_group(child.pid)
             else:
                 inherited = [c.output_fd for c in children.values() if c.output_fd is not None]
+                request["threads"] = child_threads
+                request["unpinned"] = config.get("threads") is None
                 child = start(request, [requests_fd, replies_fd, wake_r, wake_w, devnull, *inherited], candidate)
                 children[child.pid] = child
         reap(children, replies_fd, own_pid_namespace)

@@ -35,9 +35,12 @@ class Limits:
     """Per-run limits.
 
     `memory_mb`, `cpu_s`, `nproc`, `fsize_mb`, `nofile` are rlimits (per process; `cpu_s=None`
-    derives CPU seconds from the timeout, x threads, + 5 s). `total_memory_mb` bounds the whole
-    sandbox (processes + its tmpfs) through a memory cgroup where one can be created; None means
-    `memory_mb + tmpfs_mb` per concurrent slot.
+    derives CPU seconds from the timeout, x threads (x cores when unpinned), + 5 s). `nproc`
+    counts tasks of the sandbox's host uid: as root a leased uid of its own; as an ordinary user
+    the user's own uid, so the limit is set to the tasks the user already has + `nproc`.
+    `tmpfs_mb` sizes /tmp, `shm_mb` /dev/shm (both tmpfs: writing past them is ENOSPC).
+    `total_memory_mb` bounds the whole sandbox (processes + its tmpfs) through a memory cgroup
+    where one can be created; None means `memory_mb + tmpfs_mb + shm_mb` per concurrent slot.
     """
 
     memory_mb: int = 4096
@@ -46,6 +49,7 @@ class Limits:
     fsize_mb: int = 256
     nofile: int = 1024
     tmpfs_mb: int = 1024
+    shm_mb: int = 256
     total_memory_mb: int | None = None
     head_bytes: int = 64 * 1024
     tail_bytes: int = 64 * 1024
@@ -55,6 +59,11 @@ class Limits:
 class SandboxSpec:
     """How to run: sandbox kind, interpreter, limits, GPU access, threads, extra environment.
 
+    `threads=None` (the default) leaves thread pools alone: OpenMP/MKL/OpenBLAS use the cores
+    the sandbox sees, as on the reporter's machine (one thread hides fork-after-parallel-region
+    hangs and races). `threads=N` pins them (`OMP_NUM_THREADS=N` ...): for the minimizer's many
+    concurrent candidates only.
+
     `env` adds variables a repro may legitimately need (`TORCH_LOGS`, `PYTHONHASHSEED`); names
     that look like secrets (`SCRUB_*`, `*TOKEN*`, `*KEY*`, ...) or `LD_*` are refused.
     """
@@ -63,7 +72,7 @@ class SandboxSpec:
     python: str = sys.executable
     limits: Limits = Limits()
     gpu: bool = False
-    threads: int = 1
+    threads: int | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     state_dir: str = "/run/scrub-sandbox"
 
@@ -83,7 +92,8 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "1",
         "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "") if spec.gpu else "",
     }
-    env.update({name: str(spec.threads) for name in _THREAD_VARS})
+    if spec.threads is not None:
+        env.update({name: str(spec.threads) for name in _THREAD_VARS})
     for name, value in spec.env.items():
         upper = name.upper()
         if upper.startswith(_FORBIDDEN_ENV_PREFIXES) or any(w in upper for w in _FORBIDDEN_ENV_WORDS):
@@ -92,17 +102,17 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
     return env
 
 
-def _prlimit_args(limits: Limits, timeout_s: float | None, threads: int) -> list[str]:
+def _prlimit_args(limits: Limits, timeout_s: float | None, threads: int | None, nproc: int) -> list[str]:
     args = [
         f"--as={limits.memory_mb << 20}",
-        f"--nproc={limits.nproc}",
+        f"--nproc={nproc}",
         f"--fsize={limits.fsize_mb << 20}",
         f"--nofile={limits.nofile}",
         "--core=0",
     ]
     cpu = limits.cpu_s
     if cpu is None and timeout_s is not None:
-        cpu = math.ceil(timeout_s * max(1, threads)) + 5
+        cpu = math.ceil(timeout_s * max(1, threads or os.cpu_count() or 1)) + 5
     if cpu is not None:
         args.append(f"--cpu={cpu}:{cpu + 5}")  # SIGXCPU first, SIGKILL 5 s later
     return ["prlimit", *args, "--"]
@@ -148,9 +158,10 @@ class Launch:
     host_workdir: str | None = None
 
 
-# Runs as root before the uid drop: join the sandbox's cgroups, then (in a private mount
-# namespace) expose interpreter dirs a non-root uid cannot traverse, then exec the rest.
-_ROOT_PREFIX = (
+# Runs before the uid drop (root mode) or before prlimit (user mode): join the sandbox's
+# cgroups, then (root mode, in a private mount namespace) expose interpreter dirs a non-root
+# uid cannot traverse, then exec the rest.
+_LAUNCH_PREFIX = (
     'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "scrub-sandbox: cannot join cgroup $1" >&2; exit 125; }; '
     'shift; done; shift; '
     'while [ "$1" != -- ]; do mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" '
@@ -166,9 +177,15 @@ def check_file_names(files: Mapping[str, bytes]) -> None:
             raise ValueError(f"file name {name!r} must be a plain name (letters, digits, '.', '_', '-')")
 
 
-def bwrap_launch(spec: SandboxSpec, uid: int, files: Mapping[str, bytes], command: Sequence[str],
-                 timeout_s: float | None, cgroup_procs: Sequence[str] = ()) -> Launch:
-    """The launch chain of `sandbox.py`'s docstring for `command`, as `uid`, with `files` in /tmp."""
+def bwrap_launch(spec: SandboxSpec, uid: int | None, files: Mapping[str, bytes], command: Sequence[str],
+                 timeout_s: float | None, cgroup_procs: Sequence[str] = (), bwrap: str = "bwrap",
+                 user_tasks: int = 0) -> Launch:
+    """The launch chain of `runner.py`'s docstring for `command`, with `files` in /tmp.
+
+    `uid`: root mode, drop to this leased host uid. None: user mode, the caller is an ordinary
+    user and bwrap builds the sandbox in a user namespace of its own; RLIMIT_NPROC then counts
+    the caller's own tasks, so it is `user_tasks` (what the caller runs now) + `limits.nproc`.
+    """
     check_file_names(files)
     interpreter = probe_interpreter(spec.python)
     stage_root = Path(spec.state_dir) / "stage"
@@ -176,7 +193,7 @@ def bwrap_launch(spec: SandboxSpec, uid: int, files: Mapping[str, bytes], comman
     binds: list[str] = []
     for index, path in enumerate(interpreter.paths):
         source = path
-        if not _traversable_by_others(path):
+        if uid is not None and not _traversable_by_others(path):
             source = str(stage_root / str(index))
             staged.append((path, source))
         binds += ["--ro-bind", source, path]
@@ -191,12 +208,16 @@ def bwrap_launch(spec: SandboxSpec, uid: int, files: Mapping[str, bytes], comman
     env_args: list[str] = []
     for name, value in sandbox_env(spec).items():
         env_args += ["--setenv", name, value]
-    bwrap = [
-        "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
+    limits = spec.limits
+    argv = [
+        bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
         "--die-with-parent", "--new-session",
         *_system_binds(), "--proc", "/proc", "--dev", "/dev",
         *(_gpu_binds() if spec.gpu else []),
-        "--size", str(spec.limits.tmpfs_mb << 20), "--tmpfs", WORKDIR,
+        # /dev read-only (its nodes stay usable), /dev/shm and /tmp sized tmpfs: no unbounded
+        # writable filesystem anywhere.
+        "--remount-ro", "/dev", "--size", str(limits.shm_mb << 20), "--tmpfs", "/dev/shm",
+        "--size", str(limits.tmpfs_mb << 20), "--tmpfs", WORKDIR,
         "--size", str(64 << 20), "--tmpfs", HOME,
         # After the tmpfs mounts, so an interpreter in a venv under $HOME or /tmp stays visible
         # (read-only) instead of being hidden by the empty HOME or the private /tmp.
@@ -204,14 +225,17 @@ def bwrap_launch(spec: SandboxSpec, uid: int, files: Mapping[str, bytes], comman
         *file_args, "--remount-ro", "/", "--chdir", WORKDIR,
         "--clearenv", *env_args, "--", *command,
     ]
-    drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
-    argv = drop + _prlimit_args(spec.limits, timeout_s, spec.threads) + bwrap
+    if uid is None:
+        argv = _prlimit_args(limits, timeout_s, spec.threads, user_tasks + limits.nproc) + argv
+    else:
+        drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+        argv = drop + _prlimit_args(limits, timeout_s, spec.threads, limits.nproc) + argv
     for _, mount_point in staged:
         os.makedirs(mount_point, mode=0o755, exist_ok=True)
     if staged or cgroup_procs:
         pairs = [item for pair in staged for item in pair]
         prefix = ["unshare", "--mount", "--propagation", "private", "--"] if staged else []
-        argv = [*prefix, "/bin/sh", "-c", _ROOT_PREFIX, "sh", *cgroup_procs, "--", *pairs, "--", *argv]
+        argv = [*prefix, "/bin/sh", "-c", _LAUNCH_PREFIX, "sh", *cgroup_procs, "--", *pairs, "--", *argv]
     return Launch(argv, tuple(fds), None, dict(LAUNCHER_ENV))
 
 
@@ -224,5 +248,5 @@ def plain_launch(spec: SandboxSpec, files: Mapping[str, bytes], command: Sequenc
     for name, content in files.items():
         Path(workdir, name).write_bytes(content)
     env = sandbox_env(spec) | {"HOME": os.path.join(workdir, "home"), "TMPDIR": workdir}
-    argv = _prlimit_args(spec.limits, timeout_s, spec.threads) + list(command)
+    argv = _prlimit_args(spec.limits, timeout_s, spec.threads, spec.limits.nproc) + list(command)
     return Launch(argv, (), workdir, env, host_workdir=workdir)

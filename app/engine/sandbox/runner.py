@@ -1,20 +1,25 @@
-"""Run untrusted Python in a bubblewrap sandbox, as a leased unprivileged uid, under rlimits.
+"""Run untrusted Python in a bubblewrap sandbox under rlimits, as root or as an ordinary user.
 
 The launch chain, outermost first (every step `exec`s the next, so the Popen pid is bwrap's):
 
-    [unshare --mount + sh: bind-mount interpreter dirs a non-root uid cannot traverse]
-    setpriv --reuid U --regid U --clear-groups      # a real host uid: RLIMIT_NPROC counts it
+    [sh: join the sandbox's memory + pids cgroups, if writable]
+    [unshare --mount + sh: bind-mount interpreter dirs a non-root uid cannot traverse]  (root)
+    setpriv --reuid U --regid U --clear-groups      (root: a leased host uid RLIMIT_NPROC counts)
     prlimit --as --cpu --nproc --fsize --nofile --core=0
     bwrap --unshare-all --unshare-user --disable-userns --die-with-parent --new-session
-          read-only /usr /etc + interpreter, fresh /proc /dev, tmpfs /tmp (cwd, holds the file),
-          tmpfs $HOME, read-only /, --clearenv + an allow-listed environment
+          read-only /usr /etc + interpreter, fresh /proc, read-only /dev, sized tmpfs /dev/shm,
+          /tmp (cwd, holds the file) and $HOME, read-only /, --clearenv + allow-listed env
     python /tmp/<file>
+
+Mode (`userns.current_mode`): as root, a uid leased from a pool per sandbox; as an ordinary
+user, the same bwrap command in a user namespace of its own (checked once: a host without
+unprivileged user namespaces gets one `SandboxUnavailable` naming the fix).
 
 No network (a new, empty network namespace), no host files beyond the read-only binds, no
 secrets (the environment is rebuilt from an allow-list, and the launcher itself gets only
 PATH). The sandbox's pid namespace dies with its init, so nothing a repro starts outlives the
 run; a timeout SIGKILLs bwrap's process group and `--die-with-parent` takes the namespace
-down. Afterwards any process still owned by the leased uid is killed and counted.
+down. Afterwards (root mode) any process still owned by the leased uid is killed and counted.
 
 `kind="none"` runs the interpreter directly (same environment and rlimits, no namespaces, no
 uid switch) and is refused unless the caller declares the code trusted.
@@ -22,6 +27,7 @@ uid switch) and is refused unless the caller declares the code trusted.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
@@ -37,10 +43,11 @@ from typing import IO
 from app.engine.sandbox.capture import CapturedOutput, OutputBuffer, drain_until
 from app.engine.sandbox.cgroups import sandbox_cgroups
 from app.engine.sandbox.policy import Limits, SandboxKind, SandboxSpec, bwrap_launch, plain_launch, sandbox_env
-from app.engine.sandbox.uids import UidPool, kill_processes_of_uid
+from app.engine.sandbox.uids import UidPool, kill_processes_of_uid, tasks_of_uid
+from app.engine.sandbox.userns import SandboxMode, SandboxUnavailable, check_user_namespaces, current_mode
 
-__all__ = ["Limits", "ProcessResult", "Sandbox", "SandboxError", "SandboxKind", "SandboxSpec", "SpawnedProcess",
-           "UntrustedCodeRefused", "run_sandboxed", "sandbox_env"]
+__all__ = ["Limits", "ProcessResult", "Sandbox", "SandboxError", "SandboxKind", "SandboxMode", "SandboxSpec",
+           "SandboxUnavailable", "SpawnedProcess", "UntrustedCodeRefused", "run_sandboxed", "sandbox_env"]
 
 
 class SandboxError(RuntimeError):
@@ -83,24 +90,46 @@ def _exit_status(returncode: int | None) -> tuple[int | None, int | None]:
     return returncode, None
 
 
+_user_runs = itertools.count()
+
+
 @lru_cache(maxsize=8)
 def _uid_pool(state_dir: str) -> UidPool:
     return UidPool(Path(state_dir) / "uids")
 
 
 class Sandbox:
-    """Runs code per a `SandboxSpec`; leases a fresh uid per run (or per spawned process)."""
+    """Runs code per a `SandboxSpec`. Root mode leases a fresh uid per run (or per spawned
+    process); user mode (not root) runs as the caller in a user namespace of bwrap's own."""
 
     def __init__(self, spec: SandboxSpec, uids: UidPool | None = None):
         self.spec = spec
-        self.uids = uids or _uid_pool(spec.state_dir)
+        self.mode: SandboxMode = current_mode()  # never "user" as root: RLIMIT_NPROC would be void
+        self._uids = uids
+
+    @property
+    def uids(self) -> UidPool:
+        if self._uids is None:
+            self._uids = _uid_pool(self.spec.state_dir)
+        return self._uids
 
     def check_trust(self, trusted: bool) -> None:
-        """Raise `UntrustedCodeRefused` for untrusted code without isolation."""
+        """Raise `UntrustedCodeRefused` for untrusted code without isolation, `SandboxUnavailable`
+        when bwrap is missing or (user mode) cannot build a user namespace here."""
         if self.spec.kind == "none" and not trusted:
             raise UntrustedCodeRefused("sandbox kind 'none' is only for trusted code; use 'bwrap'")
-        if self.spec.kind == "bwrap" and shutil.which("bwrap") is None:
-            raise RuntimeError("bubblewrap (bwrap) is not installed; install it or run trusted code with kind='none'")
+        if self.spec.kind == "bwrap":
+            bwrap = self._bwrap()
+            if self.mode == "user":
+                check_user_namespaces(bwrap)
+
+    @staticmethod
+    def _bwrap() -> str:
+        found = shutil.which("bwrap")
+        if found is None:
+            raise SandboxUnavailable("bubblewrap (bwrap) is not installed: `sudo apt-get install bubblewrap` "
+                                     "(or your distribution's package); trusted code may run with SCRUB_SANDBOX=none")
+        return os.path.abspath(found)
 
     def run(self, source: str, *, timeout_s: float, trusted: bool = False, argv: Sequence[str] = (),
             filename: str = "repro.py") -> ProcessResult:
@@ -144,11 +173,14 @@ class Sandbox:
                 stack.callback(shutil.rmtree, launch.host_workdir, ignore_errors=True)
                 uid = None
             else:
-                uid = stack.enter_context(self.uids.lease())
                 limits = self.spec.limits
-                total_mb = limits.total_memory_mb or (limits.memory_mb + limits.tmpfs_mb) * max(1, slots)
-                procs = stack.enter_context(sandbox_cgroups(str(uid), memory_bytes=total_mb << 20, pids=limits.nproc))
-                launch = bwrap_launch(self.spec, uid, files, command, timeout_s, cgroup_procs=procs)
+                total_mb = limits.total_memory_mb or (limits.memory_mb + limits.tmpfs_mb + limits.shm_mb) * max(1, slots)
+                uid = stack.enter_context(self.uids.lease()) if self.mode == "root" else None
+                name = str(uid) if uid is not None else f"user-{os.getpid()}-{next(_user_runs)}"
+                procs = stack.enter_context(sandbox_cgroups(name, memory_bytes=total_mb << 20, pids=limits.nproc))
+                user_tasks = tasks_of_uid(os.getuid()) if uid is None else 0
+                launch = bwrap_launch(self.spec, uid, files, command, timeout_s, cgroup_procs=procs,
+                                      bwrap=self._bwrap(), user_tasks=user_tasks)
             try:
                 popen = subprocess.Popen(
                     launch.argv, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=launch.pass_fds,

@@ -98,6 +98,22 @@ def processes_of_uid(uid: int) -> list[int]:
     return pids
 
 
+def tasks_of_uid(uid: int) -> int:
+    """How many tasks (threads included, zombies too) `uid` has: what RLIMIT_NPROC counts."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", encoding="ascii", errors="replace") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        if int(fields.get("Uid", "-1 ").split()[0]) == uid:
+            total += int(fields.get("Threads", "1").strip() or 1)
+    return total
+
+
 def kill_processes_of_uid(uid: int, grace_s: float = 0.0, rounds: int = 5) -> int:
     """SIGKILL every process of `uid` still alive after `grace_s`; return how many were killed.
 

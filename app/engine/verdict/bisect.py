@@ -139,3 +139,17 @@ def bisect(
         if on_round:
             on_round(state)
     return result(state, rounds)
+
+
+def describe_change(found: BisectResult, fails: Callable[[str], bool | None] = lambda label: None) -> str:
+    """One line for people: `fixed in 2.14.1 (still fails in 2.13.0)`, `regressed in X (passes in W)`,
+    else `changed in X (W before it)`, or `no change`. `fails(label)` says whether a probed
+    environment failed; None when unknown (then the oldest outcome decides nothing)."""
+    if not found.first_changed:
+        return "no change across the environments"
+    before, after = fails(found.last_unchanged or ""), fails(found.first_changed)
+    if before is True and after is False:
+        return f"fixed in {found.first_changed} (still fails in {found.last_unchanged})"
+    if before is False and after is True:
+        return f"regressed in {found.first_changed} (passes in {found.last_unchanged})"
+    return f"changed in {found.first_changed} (after {found.last_unchanged})"

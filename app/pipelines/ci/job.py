@@ -1,7 +1,7 @@
 """The shared parts of the CI reproduction job (`ci_failure`) and the dispatch job (`improve`).
 
 - `CIJob`: what the job is about (repo, failing commit, failing test, the CI failure), built
-  from a `Run(kind=ci_failure)`'s params (docs/cilogs-api.md) or from dispatch inputs, and
+  from a `Run(kind=ci_failure)`'s params (app/engine/cilogs/README.md) or from dispatch inputs, and
   kept in the pipeline state as a plain dict so every stage (on any worker) sees the same.
 - Phase clock: seed 002's time limits (reproduce, fix, PR), read from settings. A phase starts
   with its first stage on the worker that does the work (reproduce: checkout; fix; PR:

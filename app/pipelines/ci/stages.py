@@ -47,7 +47,7 @@ PARALLEL_RUNS = 2
 
 
 def job_stage(ctx: RunContext, state: State) -> StageResult:
-    """The job from `Run(kind=ci_failure).params` (see docs/cilogs-api.md)."""
+    """The job from `Run(kind=ci_failure).params` (see app/engine/cilogs/README.md)."""
     params = ctx.params
     job = CIJob.from_failure(params["repo"], params.get("failure", {}), params.get("workflow_run", {}))
     job.signature = job.signature or params.get("fingerprint", "")

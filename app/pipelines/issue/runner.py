@@ -44,7 +44,6 @@ def _spec(settings: Any, label: str) -> SandboxSpec:
         python=settings.environment_map[label],
         limits=Limits(memory_mb=settings.sandbox_memory_mb),
         gpu=bool(settings.gpu),
-        threads=1,
         env={"PYTHONHASHSEED": "0"},
     )
 

@@ -193,7 +193,7 @@ def bisect(ctx: RunContext, state: State) -> StageResult:
             known={labels[-1]: state["verdict"] == REPRODUCES},
             run_all=lambda probe, batch: list(pool.map(probe, batch)),
         )
-    summary = (f"first changed in {found.first_changed} (after {found.last_unchanged})" if found.first_changed
+    summary = (bisection.describe_change(found, found.probes.get) if found.first_changed
                else f"no change across {labels[0]}..{labels[-1]}")
     return StageResult(summary=summary, output={"bisect": found.to_dict()})
 

@@ -100,3 +100,31 @@ def test_oracle_rejects_an_assert_that_lost_the_buggy_computation():
     assert not original.matches(drifted)
     # without the source the operations are unknown: no match either
     assert not original.matches(signature_of(runs[KEPT]))
+
+
+def test_gradients_flow_from_backward_and_tuples_unpack_pairwise():
+    source = ("out, ref = custom(x), F.layer_norm(x, [4])\n"
+              "def custom(x):\n    return x.softmax(-1)\n"
+              "loss = torch.masked_fill(out, m, 0).sum()\nloss.backward()\n"
+              "assert torch.allclose(x.grad, ref)\n")
+    grad, ref = assert_operations(source, 6)
+    assert grad == {"softmax", "maskedfill", "sum"}  # `x.grad` <- `loss.backward()` <- `out`
+    assert ref == {"layernorm"}  # not `custom`'s softmax: `a, b = f(x), g(x)` pairs up
+
+
+def test_an_instance_passed_as_an_argument_brings_its_class():
+    source = ("class Pool(torch.nn.Module):\n    def forward(self, x):\n        return x.softmax(-1)\n"
+              "def step(model, x):\n    return model(x)\n"
+              "def main():\n    model = Pool()\n    out = step(model, torch.ones(2))\n"
+              "    assert torch.isfinite(out).all()\n")
+    assert assert_operations(source, 9) == ({"softmax", "isfinite", "all"},)
+
+
+def test_check_dataflow_records_the_data_path():
+    from app.engine.minimize.dataflow import check_dataflow
+
+    source = ("logp = F.log_softmax(logits.half(), -1)\nnll = -logp[:, targets].mean()\n"
+              "assert torch.allclose(nll, F.cross_entropy(logits, targets))\n")
+    flow = check_dataflow(source, 3)
+    assert flow.path == {"[index]", "cast:half"}
+    assert flow.operations == ({"logsoftmax", "mean"}, {"crossentropy"})

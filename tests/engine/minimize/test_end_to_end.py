@@ -47,7 +47,7 @@ def runners():
         ("allclose_mismatch", "AssertionError", ("allclose", "softmax", ".exp()")),
         # the bug is the unbiased `var`; the reference side is the LayerNorm module. The fused
         # side keeps one of its own operations, checked below; which one (`var` or `mean`) the
-        # drift rule cannot tell (docs/minimize-api.md, "Limits").
+        # drift rule cannot tell (app/engine/minimize/README.md, "Limits").
         ("benchmark/allclose_mismatch", "AssertionError", ("allclose", "LayerNorm")),
     ],
 )
@@ -74,3 +74,22 @@ def assert_operations_of(source: str) -> tuple[frozenset[str], ...]:
     operations = assert_operations(source, line)
     assert operations is not None
     return operations
+
+
+def test_held_out_nan_gradient_keeps_the_mask_the_softmax_and_the_row_selection(runners):
+    """Issue #13 pattern 8: a NaN gradient after masking must not shrink to a NaN loss.
+
+    The benchmark's held-out case (pytorch/pytorch#41508's shape): the result must still mask
+    with `masked_fill`, take the softmax and select the valid rows (a computed subscript), and
+    fail cold exactly as the original did. How far it shrinks depends on the budget; what it
+    keeps does not.
+    """
+    cold, warm = runners
+    source = (BENCHMARK_CASES / "masked_softmax_nan_grad.py").read_text()
+    outcome = minimize_repro(source, run=warm, cold_run=cold, jobs=2, timeout_s=60, budget_s=BUDGET_S)
+    minimized = outcome.result.source
+    after = signature_of(cold(minimized, 60), minimized)
+    assert outcome.reproduces and outcome.signature.matches(after), minimized
+    assert {"maskedfill", "softmax"} <= after.operations[0], minimized
+    assert after.path >= {"maskedfill", "[index]"}, minimized
+    assert code_lines(minimized) < code_lines(source), minimized

@@ -2,18 +2,52 @@
 
 from __future__ import annotations
 
+import functools
 import os
-import shutil
 import uuid
 
 import pytest
 
 from app.engine.sandbox.runner import Limits, SandboxSpec
+from app.engine.sandbox.userns import current_mode
+from tests.engine.sandbox.modes import require_mode
 
-needs_bwrap = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None or shutil.which("setpriv") is None,
-    reason="the real sandbox needs root (to switch to a sandbox uid), bwrap and setpriv",
-)
+def needs_bwrap(test):
+    """The real sandbox in this process's mode (root: a uid pool; else user mode): skipped when
+    that mode is not claimed, failed under CI=true when it is claimed but missing."""
+    @functools.wraps(test)
+    def checked(*args, **kwargs):
+        require_mode(current_mode())
+        return test(*args, **kwargs)
+    return checked
+
+
+def needs_root_mode(test):
+    """Root mode only (a leased uid per sandbox, cgroups writable by root)."""
+    @functools.wraps(test)
+    def checked(*args, **kwargs):
+        require_mode("root")
+        return test(*args, **kwargs)
+    return checked
+
+
+def sandbox_processes(popen_pid: int) -> int:
+    """Processes in the tree under `popen_pid` (itself included), host view."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(name))
+    seen, todo = 0, [popen_pid]
+    while todo:
+        pid = todo.pop()
+        seen += 1
+        todo += children.get(pid, [])
+    return seen
 
 
 def spec(**limits: int) -> SandboxSpec:

@@ -16,7 +16,7 @@ from app.engine.minimize.runners import COMPILE_WARMUP, zygote_for
 from app.engine.verdict.reproduce import classify
 from app.engine.verdict.signature import match
 from app.engine.sandbox.uids import processes_of_uid
-from tests.engine.sandbox.helpers import DAEMON_SOURCE, needs_bwrap, spec
+from tests.engine.sandbox.helpers import DAEMON_SOURCE, needs_bwrap, sandbox_processes, spec
 
 
 SANDBOX_PROCESSES = 3  # bwrap's monitor, the namespace's init, the zygote
@@ -29,6 +29,9 @@ def server():
 
 
 def uid_processes(server: ForkServer) -> int:
+    """The sandbox's processes: its uid's (root mode), or bwrap's process tree (user mode)."""
+    if server._process.uid is None:
+        return sandbox_processes(server._process.popen.pid)
     return len(processes_of_uid(server._process.uid))
 
 

@@ -82,3 +82,16 @@ def test_bisection_needs_two_distinct_environments():
         start(["2.0"])
     with pytest.raises(ValueError):
         start(["2.0", "2.0"])
+
+
+def test_the_change_is_described_as_a_fix_or_a_regression_with_both_versions():
+    from app.engine.verdict.bisect import BisectResult, describe_change
+
+    fails = {"2.12.0": True, "2.13.0": True, "2.14.1": False}
+    fixed = BisectResult("2.14.1", "2.13.0", True, fails, 1)
+    assert describe_change(fixed, fails.get) == "fixed in 2.14.1 (still fails in 2.13.0)"
+    passes_then_fails = {"2.12.0": False, "2.13.0": True}
+    regressed = BisectResult("2.13.0", "2.12.0", False, passes_then_fails, 1)
+    assert describe_change(regressed, passes_then_fails.get) == "regressed in 2.13.0 (passes in 2.12.0)"
+    assert describe_change(fixed) == "changed in 2.14.1 (after 2.13.0)"  # outcomes unknown
+    assert describe_change(BisectResult(None, None, True, {}, 1)) == "no change across the environments"

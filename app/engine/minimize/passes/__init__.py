@@ -37,6 +37,7 @@ from app.engine.minimize.passes.modules import (
     drop_elements,
     drop_submodules,
 )
+from app.engine.minimize.passes.objects import instances_to_names
 from app.engine.minimize.passes.setup import (
     inline_argparse_defaults,
     remove_setup,
@@ -65,6 +66,7 @@ PASSES: tuple[Pass, ...] = (
     drop_submodules,
     # 3. a class -> a function: big, and a few candidates (before ddmin sweeps the bodies)
     classes_to_functions,
+    instances_to_names,
     # 4 (early: every later candidate computes on smaller tensors)
     shrink_int_literals,
     # 2. statements
@@ -97,14 +99,14 @@ PASSES: tuple[Pass, ...] = (
 # driver runs them alone for a round before the fine passes (one candidate per expression) join.
 COARSE_PASSES: frozenset[Pass] = frozenset({
     cut_after_failure, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
-    drop_definitions, drop_submodules, classes_to_functions, delete_statements, unwrap_main_guard,
+    drop_definitions, drop_submodules, classes_to_functions, instances_to_names, delete_statements, unwrap_main_guard,
     drop_decorators, inline_functions, inline_expressions, inline_factories,
 })
 
 __all__ = [
     "COARSE_PASSES", "PASSES", "Pass", "classes_to_functions", "cut_after_failure", "drop_decorators", "delete_statements", "drop_definitions",
     "drop_elements", "drop_keyword_args", "drop_submodules", "drop_unused_parameters", "inline_argparse_defaults", "inline_factories",
-    "inline_expressions", "inline_functions", "inline_variables", "remove_device_dtype", "remove_setup", "remove_unused_imports",
+    "inline_expressions", "inline_functions", "instances_to_names", "inline_variables", "remove_device_dtype", "remove_setup", "remove_unused_imports",
     "replace_with_subexpression", "shrink_int_literals", "simple_failing_inputs", "simple_loop_inputs",
     "simpler_backends", "strip_try_and_with", "take_branches", "unroll_loops", "unwrap_main_guard",
 ]

@@ -1,0 +1,106 @@
+"""`scrub demo`: the shipped examples, offline, recorded in the configured database.
+
+Runs `examples/issue.json` through the whole issue pipeline and `examples/ci.log` through CI
+ingest, as the service would, but with a local stand-in for GitHub (nothing is posted) and
+every stage here. The runs land in `SCRUB_DATABASE_URL` (migrated first), so `scrub serve`
+shows them on the status page: a first look before creating a GitHub App.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from app.cli.offline_github import OfflineGitHub, load_saved, repo_and_number
+from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, stderr
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DEMO_RUN_ID = 1  # the workflow run id the CI example pretends to be
+DEMO_JOB = "test (linux, cpu)"
+
+
+class DemoGitHub(OfflineGitHub):
+    """The saved issue, plus one failed workflow run whose only job logged `ci_log`."""
+
+    def __init__(self, issue: dict, comments: list, ci_log: Path) -> None:
+        super().__init__(issue, comments)
+        self.ci_log = ci_log
+
+    def list_run_jobs(self, repo: str, run_id: int, attempt: int | None = None) -> list[dict]:
+        return [{"id": 1, "name": DEMO_JOB, "conclusion": "failure"}]
+
+    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None) -> Path:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr(f"{DEMO_JOB}/1_Run tests.txt", self.ci_log.read_text(encoding="utf-8"))
+        Path(dest).write_bytes(buffer.getvalue())
+        return Path(dest)
+
+
+def _record(database: Any, settings: Any, github: DemoGitHub, **fields: Any) -> dict[str, Any]:
+    """Create a run, run every stage of its pipeline here, and say how it ended."""
+    from app.db import queries
+    from app.db.context import DbRunContext
+    from app.pipelines.base import run_pipeline
+    from app.pipelines.registry import stages_for
+
+    with database.session() as session:
+        run = queries.create_run(session, trigger="scrub demo", **fields)
+        session.commit()
+    ctx = DbRunContext(database, run, settings, github_factory=lambda: github)
+    ctx.set_status("running")
+    finished = run_pipeline(stages_for(run.kind), ctx, any_queue=True)
+    return {"run_id": run.id, "kind": run.kind, "status": finished.status, "verdict": finished.verdict}
+
+
+def demo_command(
+    examples: Path = typer.Option(EXAMPLES, "--examples", help="folder with issue.json and ci.log"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
+) -> None:
+    """Run the examples offline and record them on the status page (no GitHub App needed)."""
+    from app.db.migrate import upgrade
+    from app.db.session import database_for
+    from app.settings import get_settings
+
+    issue_file, ci_log = examples / "issue.json", examples / "ci.log"
+    for needed in (issue_file, ci_log):
+        if not needed.is_file():
+            fail(f"{needed} is missing; pass --examples DIR with issue.json and ci.log")
+    try:
+        issue, comments = load_saved(issue_file)
+    except ValueError as exc:
+        fail(f"cannot read {issue_file}: {exc}")
+    settings = get_settings()
+    settings.ensure_data_dir()
+    url = settings.resolved_database_url
+    stderr.print(f"database: {url.split('@')[-1]} (migrating)", markup=False, highlight=False)
+    upgrade(url)
+    database = database_for(url)
+    repo, number = repo_and_number(issue)
+    github = DemoGitHub(issue, comments, ci_log)
+    stderr.print(f"1/2 issue {repo}#{number}: fetch, triage, review, reproduce in the sandbox, report", markup=False)
+    issue_run = _record(database, settings, github, kind="issue", repo=repo, issue=number, target=str(issue_file),
+                        params={"repo": repo, "issue": number, "approved_by": "scrub demo"})
+    stderr.print(f"2/2 CI log {ci_log.name}: failing tests, signatures, diagnoses", markup=False)
+    ci_run = _record(database, settings, github, kind="ci_ingest", repo=repo, target=str(ci_log),
+                     params={"repo": repo, "workflow_run_id": DEMO_RUN_ID, "run_attempt": 1, "name": "CI",
+                             "url": f"https://github.com/{repo}/actions/runs/{DEMO_RUN_ID}"})
+    runs = [issue_run, ci_run]
+    if as_json:
+        emit_json({"runs": runs, "comment": github.comment, "database": url.split("@")[-1]})
+    else:
+        for run in runs:
+            stderr.print(f"run {run['run_id']} ({run['kind']}): {run['status']}, {run['verdict'] or '-'}",
+                         markup=False, highlight=False)
+        typer.echo(github.comment or "(no comment would be posted)")
+        stderr.print("see them on the status page: scrub serve, then http://127.0.0.1:8000/ "
+                     f"(runs {issue_run['run_id']} and {ci_run['run_id']})", markup=False, highlight=False)
+    raise typer.Exit(OK if all(run["status"] == "succeeded" for run in runs) else NOT_REPRODUCED)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo_command)

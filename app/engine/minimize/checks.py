@@ -1,0 +1,174 @@
+"""What a failing check compares, and what its message means: the pieces of a bug fingerprint.
+
+A check is what stops a program on purpose when two computations disagree:
+
+- `assert torch.allclose(custom(x), reference(x)), f"{bad}/{total} differ"`;
+- a checking call on its own line: `torch.testing.assert_close(a, b)`,
+  `np.testing.assert_allclose(a, b)`, `self.assertEqual(a, b)`;
+- `if not torch.allclose(a, b): raise AssertionError(...)`.
+
+`check_operands(tree, line)` finds the check a traceback stopped at and the operands it compares
+(a comparison's sides, a check call's positional arguments; tolerances are keywords, not
+operands). `value_meanings(message)` reduces what a failure message prints to what must not
+change while minimizing: a mismatch count or a percentage stays non-zero (`37/512` may become
+`3/4`, never `0/1`), a NaN or an infinity stays printed.
+
+Operation classes used by the rules (`oracle.FailureSignature.keeps_the_bug`):
+
+- CHECK_OPERATIONS evaluate the check itself (`isnan(...).any()`, `allclose`); every candidate
+  has them, so they say nothing about which computation is tested;
+- PATH_OPERATIONS steer data on its way to the failure: masks, indexing, gathers, dtype casts.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+# Calls that make or convert data: they carry no bug of their own.
+NEUTRAL_CALLS = frozenset({
+    "randn", "rand", "randint", "randperm", "ones", "zeros", "empty", "full", "tensor", "as_tensor",
+    "from_numpy", "arange", "linspace", "logspace", "eye", "randn_like", "rand_like", "ones_like",
+    "zeros_like", "empty_like", "full_like", "Generator", "manual_seed", "seed", "no_grad",
+    "to", "float", "double", "half", "bfloat16", "int", "long", "bool", "cpu", "cuda", "clone",
+    "detach", "contiguous", "requires_grad_", "item", "tolist", "numpy", "device", "dtype",
+    "eval", "train",
+})
+# Python builtins, neutral only when called by their bare name (`x.sum()` is an operation).
+NEUTRAL_BUILTINS = frozenset({
+    "range", "len", "list", "tuple", "dict", "set", "zip", "enumerate", "print", "isinstance",
+    "getattr", "super", "str", "repr", "format", "sorted", "reversed", "min", "max", "abs", "sum",
+    "float", "int", "bool",
+})
+CHECK_OPERATIONS = frozenset({
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "any", "all", "allclose", "isclose",
+    "equal", "eq", "ne", "lt", "le", "gt", "ge", "item", "numel", "size", "dim", "count_nonzero",
+    "assertclose", "assertallclose", "assertequal", "asserttrue", "assertfalse", "assertlessequal",
+})
+# Calls that move data around or keep books: a side keeping only these computes nothing of the
+# original (`allclose(x.reshape(4), sdpa(q, k, v))` lost the custom attention).
+PLUMBING = frozenset({
+    "reshape", "view", "viewas", "transpose", "permute", "expand", "expandas", "unsqueeze", "squeeze",
+    "flatten", "unflatten", "chunk", "split", "cat", "concat", "stack", "contiguous", "repeat", "t",
+    "narrow", "select", "parseargs", "addargument", "namedparameters", "parameters", "product",
+    "items", "keys", "values", "append", "get", "perfcounter", "time", "zerograd", "step",
+})
+# Keyed like `dataflow.operation_key` (no underscores, lower case).
+PATH_OPERATIONS = frozenset({
+    "maskedfill", "where", "maskedselect", "maskedscatter", "indexselect", "gather", "scatter",
+    "scatteradd", "scatterreduce", "take", "takealongdim", "indexadd", "indexput", "indexcopy",
+    "indexfill", "nonzero", "tril", "triu",
+})
+
+
+def computing(operations: frozenset[str]) -> frozenset[str]:
+    """The operations that compute something of a side: not the check's, not plumbing."""
+    return operations - CHECK_OPERATIONS - PLUMBING
+
+
+INDEX = "[index]"  # a subscript by a computed index: `x[mask]`, `logits[rows, labels]`
+CAST_PREFIX = "cast:"  # a cast that loses precision or range: `cast:float16`
+# Only narrowing casts carry bugs of their own (overflow, rounding); `.float()`, `.bool()`,
+# `.long()` mostly build inputs and masks.
+CAST_METHODS = frozenset({"half", "bfloat16", "char", "byte", "short"})
+_DTYPES = re.compile(r"^(?:half|float16|bfloat16|float8\w*|int8|uint8|int16|qint\w*|quint\w*)$")
+
+
+def check_operands(tree: ast.Module, line: int) -> list[ast.expr] | None:
+    """The operands of the check at `line`, or None when no check stops there."""
+    statements = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)
+                  and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not statements:
+        return None
+    statement = max(statements, key=lambda node: node.lineno)  # the innermost one
+    if isinstance(statement, ast.Assert):
+        return _operands(statement.test)
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and _is_check_call(statement.value):
+        return _operands(statement.value)
+    if isinstance(statement, ast.Raise):
+        guard = next((node for node in ast.walk(tree) if isinstance(node, ast.If) and statement in node.body), None)
+        return _operands(guard.test) if guard is not None else None
+    return None
+
+
+def _is_check_call(call: ast.Call) -> bool:
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    return name.lower().startswith("assert") and bool(call.args)
+
+
+def _operands(test: ast.expr) -> list[ast.expr]:
+    """What a check compares: a comparison's sides, a check call's positional arguments."""
+    if isinstance(test, ast.UnaryOp):
+        return _operands(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return [o for value in test.values for o in _operands(value)]
+    if isinstance(test, ast.Compare):
+        return [test.left, *test.comparators]
+    if isinstance(test, ast.Call) and test.args:
+        if len(test.args) == 1 and isinstance(test.args[0], ast.Call) and _is_check_call(test):
+            return _operands(test.args[0])  # self.assertTrue(torch.allclose(a, b))
+        return list(test.args)
+    return [test]
+
+
+def cast_of(call: ast.Call) -> str | None:
+    """`x.half()` -> `cast:half`; `x.to(torch.float16)`, `x.type(torch.float16)` -> `cast:float16`.
+
+    A cast to a dtype held in a variable (`model.to(dtype)`) is not recorded: its target is not
+    in the text, and a sweep over dtypes is usually not the bug. Widening casts neither.
+    """
+    if not isinstance(call.func, ast.Attribute):
+        return None
+    if call.func.attr in CAST_METHODS and not call.args:
+        return CAST_PREFIX + call.func.attr
+    if call.func.attr in ("to", "type"):
+        for argument in [*call.args, *(k.value for k in call.keywords if k.arg == "dtype")]:
+            if isinstance(argument, ast.Attribute) and _DTYPES.match(argument.attr):
+                return CAST_PREFIX + argument.attr
+    return None
+
+
+def is_computed_index(node: ast.Subscript) -> bool:
+    """`x[mask]`, `x[:, idx]`, `x[range(n), y]`: an index that is data, not a literal slice."""
+    index = node.slice
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(not isinstance(part, (ast.Constant, ast.Slice)) and not _is_literal(part) for part in parts)
+
+
+def _is_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        return _is_literal(node.operand)
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.Slice) and all(
+        part is None or _is_literal(part) for part in (node.lower, node.upper, node.step)))
+
+
+# --- what printed values mean ----------------------------------------------------------------
+
+_NUMBER = r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+_RATIO = re.compile(_NUMBER + r"\s*/\s*\d+")
+_PERCENT = re.compile(_NUMBER + r"\s*%")
+_COUNT_BEFORE = re.compile(_NUMBER + r"\s+(?:mismatch|differ|wrong|bad|incorrect|nan|inf|elements? differ)", re.IGNORECASE)
+_COUNT_AFTER = re.compile(r"(?:mismatch\w*|differ\w*|wrong|incorrect)\s*[:=]?\s*" + _NUMBER, re.IGNORECASE)
+_NAN = re.compile(r"(?<![\w.])nan(?![\w(])", re.IGNORECASE)
+_INF = re.compile(r"(?<![\w.])-?inf(?![\w(])", re.IGNORECASE)
+
+
+def value_meanings(message: str) -> frozenset[str]:
+    """What the numbers a failure message prints mean, in the order printed.
+
+    `"37/512 elements differ"` -> {"count#0:nonzero"}; `"grad: tensor([nan, 1.])"` -> {"nan"}.
+    Only counts (a ratio's numerator, a percentage, a number next to "mismatch"/"differ"/"nan")
+    are read: a shape or a dimension may shrink to anything.
+    """
+    meanings: set[str] = set()
+    found: list[tuple[int, float]] = []
+    for pattern in (_RATIO, _PERCENT, _COUNT_BEFORE, _COUNT_AFTER):
+        for match in pattern.finditer(message):
+            found.append((match.start(1), float(match.group(1))))
+    for index, (_, value) in enumerate(sorted(set(found))):
+        meanings.add(f"count#{index}:{'zero' if value == 0 else 'nonzero'}")
+    if _NAN.search(message):
+        meanings.add("nan")
+    if _INF.search(message):
+        meanings.add("inf")
+    return frozenset(meanings)

@@ -1,0 +1,54 @@
+"""The object-flattening pass: an instance made once becomes plain names, and still runs."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from app.engine.minimize.edits import NodeIndex, apply_edits
+from app.engine.minimize.passes.objects import instances_to_names
+
+PARITY = textwrap.dedent("""\
+    class Attention:
+        def __init__(self, dim, scale=2):
+            super().__init__()
+            self.weight = [dim] * dim
+            self.scale = scale
+
+        def split(self, x):
+            return [w * x for w in self.weight]
+
+        def manual(self, x):
+            return sum(self.split(x))
+
+        def fused(self, x):
+            return sum(self.split(x)) * self.scale
+
+
+    model = Attention(3)
+    out, ref = model.manual(2), model.fused(2)
+    assert (out, ref) == (18, 36)
+""")
+
+
+def _candidates(source: str) -> list[str]:
+    tree = ast.parse(source)
+    index = NodeIndex(tree)
+    return [ast.unparse(apply_edits(tree, edits, index)) for edits in instances_to_names(tree, index)]
+
+
+def test_a_helper_object_becomes_names_and_functions_that_compute_the_same():
+    [flat] = _candidates(PARITY)
+    assert "class " not in flat and "model" not in flat and "self" not in flat
+    assert "def manual(x)" in flat and "weight = [dim] * dim" in flat and "dim = 3" in flat
+    exec(compile(flat, "flat", "exec"), {})  # the assert at the end still holds
+
+
+def test_objects_it_cannot_flatten_safely_are_left_alone():
+    twice = PARITY + "other = Attention(4)\n"
+    passed_on = PARITY + "print(model)\n"
+    clash = PARITY.replace("model = Attention(3)", "weight = 1\nmodel = Attention(3)")
+    shadow = PARITY.replace("def split(self, x):", "def split(self, x, scale=1):")
+    stored = PARITY + "model.scale = 5\n"
+    for source in (twice, passed_on, clash, shadow, stored):
+        assert _candidates(source) == [], source
