@@ -101,7 +101,7 @@ def _execute(run: Run, ctx: LeasedRunContext, services: WorkerServices) -> str:
         if is_transient(exc):
             raise
         # The traceback stays in the worker's log; the run (served by the API) gets one short line.
-        log.exception("run %s failed", run_id)
+        log.exception("run %s failed", run.id)
         ctx.log(f"failed: {short_error(exc)}")
         ctx.set_status(RunStatus.failed, error=short_error(exc))
         return RunStatus.failed
