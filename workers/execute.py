@@ -9,7 +9,7 @@ readable message. `execute_command` is a `/scrub` command, after the collaborato
 from __future__ import annotations
 
 import logging
-import traceback
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -100,8 +100,10 @@ def _execute(run: Run, ctx: LeasedRunContext, services: WorkerServices) -> str:
     except Exception as exc:
         if is_transient(exc):
             raise
-        ctx.log(f"failed: {type(exc).__name__}: {exc}")
-        ctx.set_status(RunStatus.failed, error=traceback.format_exc(limit=8))
+        # The traceback stays in the worker's log; the run (served by the API) gets one short line.
+        log.exception("run %s failed", run.id)
+        ctx.log(f"failed: {short_error(exc)}")
+        ctx.set_status(RunStatus.failed, error=short_error(exc))
         return RunStatus.failed
     if isinstance(result, Handoff):
         ctx.set_queue(result.queue)
@@ -111,6 +113,16 @@ def _execute(run: Run, ctx: LeasedRunContext, services: WorkerServices) -> str:
         services.enqueuer.run_pipeline(ctx.run_id, result.queue)
         return f"handed off to {result.queue}"
     return result.status
+
+
+def short_error(exc: BaseException, limit: int = 300) -> str:
+    """`Type: message`, first line only, without server paths: what a run's `error` shows."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    first = _SERVER_PATH.sub("<path>", first)
+    return f"{type(exc).__name__}: {first}"[:limit].rstrip(": ")
+
+
+_SERVER_PATH = re.compile(r"(?<![\w:/])/(?:[\w.+-]+/)+[\w.+-]*")
 
 
 def fail_run(run_id: int, services: WorkerServices, error: str) -> None:

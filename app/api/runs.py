@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.api.access import Viewer
 from app.api.deps import ActorDep, ServicesDep, SessionDep, ViewerDep
+from app.api.limits import Offset, RunId
 from app.db import queries
 from app.db.models import Artifact, Run, StageEvent
 from app.db import commands
@@ -47,7 +48,7 @@ def _iso(value: Any) -> str | None:
 
 
 @router.get("/runs")
-def list_runs(session: SessionDep, services: ServicesDep, viewer: ViewerDep, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+def list_runs(session: SessionDep, services: ServicesDep, viewer: ViewerDep, limit: int = 100, offset: Offset = 0) -> list[dict[str, Any]]:
     if not viewer.signed_in and not services.settings.public_read:
         raise HTTPException(401, "sign in to see runs", headers={"WWW-Authenticate": "Bearer"})
     runs = queries.list_runs(session, min(max(limit, 1), 500), max(offset, 0))
@@ -55,7 +56,7 @@ def list_runs(session: SessionDep, services: ServicesDep, viewer: ViewerDep, lim
 
 
 @router.get("/runs/{run_id}")
-def get_run(run_id: int, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> dict[str, Any]:
+def get_run(run_id: RunId, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> dict[str, Any]:
     detail = queries.run_detail(session, run_id)
     if detail is None or not services.people.can_read(viewer, detail.run):
         if detail is not None and not viewer.signed_in:
@@ -69,7 +70,7 @@ def get_run(run_id: int, session: SessionDep, services: ServicesDep, viewer: Vie
 
 
 @router.post("/runs/{run_id}/approve")
-def approve_run(run_id: int, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
+def approve_run(run_id: RunId, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
     """Same as `/scrub approve`: write permission on the run's repository, CSRF-checked."""
     return _act(run_id, session, services, actor, lambda run: commands.approve(session, run, actor.login or ""), next)
 
@@ -90,12 +91,12 @@ def _is_form(request: Request) -> bool:
 
 
 @router.post("/runs/{run_id}/retry")
-def retry_run(run_id: int, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
+def retry_run(run_id: RunId, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
     return _act(run_id, session, services, actor, lambda run: commands.retry(session, run), next)
 
 
 @router.post("/runs/{run_id}/cancel")
-def cancel_run(run_id: int, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
+def cancel_run(run_id: RunId, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
     return _act(run_id, session, services, actor, lambda run: commands.cancel(session, run, actor.login or ""), next)
 
 

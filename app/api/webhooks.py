@@ -16,8 +16,10 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session
 
 from app.api.deps import Services, ServicesDep
+from app.api.limits import BadInput, parse_json, read_body
 from app.db import leases, queries
 from app.db.run_list import title_of
+from app.redact import redactor_for
 from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, repo_of, route, verify_signature
 
 log = logging.getLogger(__name__)
@@ -33,16 +35,19 @@ async def github_webhook(request: Request, services: ServicesDep) -> JSONRespons
     secret = services.settings.webhook_secret
     if not secret:
         return _reply(503, "refused", detail="webhooks are refused until SCRUB_WEBHOOK_SECRET is set")
-    body = await request.body()
+    try:
+        body = await read_body(request)  # bounded: 413 past 25 MB, declared or streamed
+    except BadInput as exc:
+        return _reply(exc.status, "refused", detail=exc.detail)
     if not verify_signature(secret, body, request.headers.get("X-Hub-Signature-256")):
         return _reply(401, "unauthorized", detail="missing or invalid X-Hub-Signature-256")
     event, delivery_id = request.headers.get("X-GitHub-Event"), request.headers.get("X-GitHub-Delivery")
     if not event or not delivery_id:
         return _reply(400, "bad_request", detail="X-GitHub-Event and X-GitHub-Delivery are required")
     try:
-        payload = json.loads(body)
-    except ValueError:
-        return _reply(400, "bad_request", detail="body is not valid JSON")
+        payload = parse_json(body)  # nesting and integers bounded: storable, never a 500
+    except BadInput as exc:
+        return _reply(exc.status, "bad_request", detail=exc.detail)
     if not isinstance(payload, dict):
         return _reply(400, "bad_request", detail="body is not a JSON object")
     bind_contextvars(delivery_id=delivery_id[:100])  # this request's log lines (app.logs)
@@ -145,7 +150,7 @@ def _enqueue(services: Services, delivery_id: str, decision: Decision, run_id: i
         return _reply(202, "queued", run_id=run_id)
     except Exception as exc:  # broker down: keep the record, make the failure visible
         log.exception("delivery %s recorded but not enqueued", delivery_id)
-        error = f"could not enqueue: {type(exc).__name__}: {exc}"
+        error = redactor_for(services.settings).text(f"could not enqueue: {type(exc).__name__}: {exc}")[:300]
         with services.database.session() as session:
             queries.set_delivery_outcome(session, delivery_id, error, run_id)
             if run_id is not None:

@@ -10,6 +10,7 @@ recorded as done.
 from __future__ import annotations
 
 import logging
+import os
 from functools import cached_property
 from typing import Any, Callable
 
@@ -32,6 +33,7 @@ from app.db.session import Database
 from app.domain import StageSummary
 from app.db.signatures import DbSignatureStore
 from app.db.run_list import title_of
+from app.redact import GITHUB_WRITES, RedactedWrites, redactor_for
 
 log = logging.getLogger(__name__)
 _LINE_LIMIT = 20_000  # characters of one log line kept
@@ -57,6 +59,7 @@ class DbRunContext:
         self.installation_id = run.installation_id
         self._github_factory = github_factory
         self._on_spawned = on_spawned
+        self.redact = redactor_for(settings, os.environ)  # everything stored or written passes through it
 
     @cached_property
     def signatures(self) -> DbSignatureStore:
@@ -65,7 +68,8 @@ class DbRunContext:
     @cached_property
     def github(self) -> Any:
         """Built on first use: a run that never talks to GitHub needs no credentials."""
-        return self._github_factory() if self._github_factory else None
+        github = self._github_factory() if self._github_factory else None
+        return RedactedWrites(github, self.redact, GITHUB_WRITES) if github is not None else None
 
     def completed_stages(self) -> dict[str, State]:
         with self.database.session() as session:
@@ -90,6 +94,7 @@ class DbRunContext:
             session.commit()
 
     def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:
+        summary, output = self.redact.text(summary), self.redact.value(output)
         with self.database.session() as session:
             event = queries.latest_stage_event(session, self.run_id, stage)
             if event is None or event.status != "running":
@@ -108,7 +113,7 @@ class DbRunContext:
 
     def save_artifact(self, name: str, kind: str, content: str) -> None:
         with self.database.session() as session:
-            queries.upsert_artifact(session, self.run_id, name, kind, content)
+            queries.upsert_artifact(session, self.run_id, name, kind, self.redact.text(content))
             session.commit()
 
     def set_status(self, status: str, verdict: str | None = None, error: str | None = None) -> None:
@@ -118,9 +123,9 @@ class DbRunContext:
                 return
             run.status = status
             if verdict is not None:
-                run.verdict = verdict[:500]
+                run.verdict = self.redact.text(verdict)[:500]
             if error is not None:
-                run.error = error
+                run.error = self.redact.text(error)
             if status == RunStatus.running and run.started_at is None:
                 run.started_at = utcnow()
             if status in FINISHED:
@@ -144,6 +149,7 @@ class DbRunContext:
     def log(self, message: str) -> None:
         """Append one row: the cost of a line does not grow with the log (it used to rewrite
         the whole log artifact per line)."""
+        message = self.redact.text(message)
         with self.database.session() as session:
             session.add(RunLogLine(run_id=self.run_id, line=message[:_LINE_LIMIT]))
             session.commit()

@@ -15,9 +15,29 @@ from urllib.parse import urlsplit
 
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy, UnauthAuthStrategy
 from githubkit.cache import MemCacheStrategy
+from githubkit.exception import GitHubException, RequestFailed
+from githubkit.retry import RETRY_DEFAULT, RETRY_RATE_LIMIT, RetryOption
 
 DEFAULT_API_URL = "https://api.github.com"
 USER_AGENT = "scrubbot"
+
+
+SAFE_TO_RESEND = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def reads_only_retry(exc: GitHubException, retry_count: int) -> RetryOption:
+    """githubkit's retry decision, made safe for writes.
+
+    A rate-limited request was not performed, so it is retried whatever its method. A 5xx on a
+    GET is retried (1/4/9 s). A 5xx on a POST/PATCH/PUT/DELETE is NOT: GitHub may have done
+    the write and lost the answer (a 502 from its proxy), and sending it again posts a second
+    comment. The caller sees the error; the task retries the whole idempotent upsert, which
+    finds what the first attempt wrote.
+    """
+    method = exc.request.method.upper() if isinstance(exc, RequestFailed) else ""
+    if method in SAFE_TO_RESEND:
+        return RETRY_DEFAULT(exc, retry_count)
+    return RETRY_RATE_LIMIT(exc, retry_count)
 
 
 def web_host(api_url: str) -> tuple[str, str]:
@@ -59,7 +79,7 @@ class GitHubAuth:
         self._lock = threading.Lock()
         options = dict(base_url=self.base_url + "/", timeout=timeout, http_cache=False,
                        cache_strategy=self._cache, user_agent=USER_AGENT,
-                       auto_retry=auto_retry)
+                       auto_retry=reads_only_retry if auto_retry is True else auto_retry)
         if token:
             self._root = GitHub(TokenAuthStrategy(token), **options)
         elif self.mode == "anonymous":

@@ -62,7 +62,8 @@ class GitHubClient:
 
     clone_urls: optional `{"owner/name": path_or_url}` used by `clone_url` instead of a token
     URL (tests point it at local bare repositories; a path becomes a file:// URL).
-    auto_retry: githubkit's retries (rate limit once, 5xx three times with 1/4/9 s pauses).
+    auto_retry: githubkit's retries (rate limit once; 5xx three times with 1/4/9 s pauses, reads only:
+    a write that got a 5xx may have been done, see `app.github.auth.reads_only_retry`).
     """
 
     def __init__(

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable
 
 from app.domain import SignatureStore, StageSummary
 from app.pipelines.base import DEFAULT_QUEUE, State
+from app.redact import Redactor, redactor_for
 from app.settings import Settings
 
 
@@ -40,6 +43,11 @@ class MemoryRunContext:
     lines: list[str] = field(default_factory=list)
     enqueued: list[int] = field(default_factory=list)  # runs a stage asked to start
 
+    @cached_property
+    def redact(self) -> Redactor:
+        """What is recorded here is what the DB context would store: secrets masked."""
+        return redactor_for(self.settings, os.environ)
+
     def completed_stages(self) -> dict[str, State]:
         return {r.stage: r.output for r in self.stages if r.status in ("done", "skipped")}
 
@@ -54,19 +62,21 @@ class MemoryRunContext:
 
     def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:
         record = next(r for r in reversed(self.stages) if r.stage == stage)
+        summary, output = self.redact.text(summary), self.redact.value(output)
         record.status, record.summary, record.output, record.ended = status, summary, output, time.time()
         self.log(f"stage {stage}: {status}" + (f" ({summary})" if summary else ""))
 
     def save_artifact(self, name: str, kind: str, content: str) -> None:
-        self.artifacts[name] = (kind, content)
+        self.artifacts[name] = (kind, self.redact.text(content))
 
     def set_status(self, status: str, verdict: str | None = None, error: str | None = None) -> None:
-        self.status, self.verdict, self.error = status, verdict, error
+        self.status, self.verdict, self.error = status, verdict and self.redact.text(verdict), error and self.redact.text(error)
 
     def enqueue_runs(self, run_ids: list[int]) -> None:
         self.enqueued.extend(run_ids)
 
     def log(self, message: str) -> None:
+        message = self.redact.text(message)
         self.lines.append(message)
         if self.echo:
             self.echo(message)

@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from sqlmodel import Session
 
+from app.api.limits import RunId
 from app.api.deps import ServicesDep, SessionDep, ViewerDep
 from app.db import queries
 from app.db.models import FINISHED, Artifact, Run, RunStatus, StageEvent, utcnow
@@ -68,7 +69,7 @@ def live_context(run: Run, stages: list[StageEvent], artifacts: list[Artifact], 
     }
 
 
-def load(session: Session, run_id: int) -> queries.RunDetail:
+def load(session: Session, run_id: RunId) -> queries.RunDetail:
     detail = queries.run_detail(session, run_id)
     if detail is None:
         raise HTTPException(404, f"run {run_id} not found")
@@ -82,7 +83,7 @@ def render_live(request: Request, detail: queries.RunDetail, viewer: Any = None)
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
-def run_page(request: Request, run_id: int, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> Any:
+def run_page(request: Request, run_id: RunId, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> Any:
     detail = load(session, run_id)
     if not services.people.can_read(viewer, detail.run):
         return unreadable(request, viewer, f"run {run_id}")
@@ -111,7 +112,7 @@ def _artifact_text(artifacts: list[Artifact], name: str) -> str:
 
 
 @router.get("/runs/{run_id}/artifacts/{name}", response_class=PlainTextResponse, include_in_schema=False)
-def artifact_text(request: Request, run_id: int, name: str, session: SessionDep, services: ServicesDep,
+def artifact_text(request: Request, run_id: RunId, name: str, session: SessionDep, services: ServicesDep,
                   viewer: ViewerDep) -> Any:
     """The whole artifact as text/plain (never rendered: `nosniff`, and a sandbox CSP); `log`
     is the run's log tail."""

@@ -21,6 +21,7 @@ from sqlalchemy import func
 from sqlmodel import select
 from sse_starlette.sse import EventSourceResponse
 
+from app.api.limits import RunId
 from app.api.deps import ServicesDep, ViewerDep
 from app.db import queries
 from app.db.models import FINISHED, Run, RunLogLine
@@ -40,11 +41,11 @@ def run_version(detail: queries.RunDetail, last_log_line: int | None) -> tuple[A
     )
 
 
-def last_log_line(session: Any, run_id: int) -> int | None:
+def last_log_line(session: Any, run_id: RunId) -> int | None:
     return session.exec(select(func.max(RunLogLine.id)).where(RunLogLine.run_id == run_id)).one()
 
 
-async def run_stream(request: Request, services: Any, run_id: int, viewer: Any = None) -> AsyncIterator[dict[str, str]]:
+async def run_stream(request: Request, services: Any, run_id: RunId, viewer: Any = None) -> AsyncIterator[dict[str, str]]:
     last: tuple[Any, ...] | None = None
     last_sent = 0.0
 
@@ -73,7 +74,7 @@ async def run_stream(request: Request, services: Any, run_id: int, viewer: Any =
 
 
 @router.get("/runs/{run_id}/events", include_in_schema=False)
-async def run_events(request: Request, run_id: int, services: ServicesDep, viewer: ViewerDep) -> EventSourceResponse:
+async def run_events(request: Request, run_id: RunId, services: ServicesDep, viewer: ViewerDep) -> EventSourceResponse:
     def readable() -> bool:
         with services.database.session() as session:
             run = session.get(Run, run_id)

@@ -211,3 +211,14 @@ def test_recording_and_redelivery_on_postgres(postgres_url, webhook_fixtures, en
     database = Database(postgres_url)
     assert len(runs(database)) == 1 and len(enqueuer.runs) == 1
     database.dispose()
+
+
+def test_enqueue_failure_message_carries_no_broker_password(client, webhook_fixtures, database, enqueuer):
+    def broken(*args, **kwargs):
+        raise ConnectionError("cannot reach redis://:hunter2-broker-pw@redis:6379/0")
+
+    enqueuer.run_pipeline = broken
+    response = deliver(client, "issues", labeled_with(webhook_fixtures, "scrub"))
+    [run] = runs(database)
+    assert "hunter2-broker-pw" not in response.text and "hunter2-broker-pw" not in run.error
+    assert "cannot reach redis://" in run.error

@@ -38,7 +38,37 @@ def test_github_is_built_only_when_used(database, settings):
     built = []
     ctx = DbRunContext(database, new_run(database), settings, lambda: built.append(1) or "client")
     assert built == []
-    assert ctx.github == "client" and ctx.github == "client" and built == [1]
+    assert ctx.github is ctx.github and built == [1]
+    assert repr(ctx.github) == "RedactedWrites('client')"  # its writes are redacted
+
+
+def test_secrets_are_redacted_from_everything_recorded(database, settings, monkeypatch):
+    token = "ghs_" + "A1b2C3d4" * 5
+    monkeypatch.setenv("SCRUB_EXTRA_API_TOKEN", "operator-api-token-123")
+    settings = settings.model_copy(update={"webhook_secret": "hook-secret-value", "github_token": "plain-token-xyz"})
+    written = []
+
+    class Port:
+        def upsert_comment(self, repo, number, marker, body):
+            written.append(body)
+
+    ctx = DbRunContext(database, new_run(database), settings, Port)
+    leak = f"env: SCRUB_WEBHOOK_SECRET=hook-secret-value {token} plain-token-xyz operator-api-token-123"
+    ctx.stage_started("s")
+    ctx.stage_finished("s", "done", leak, {"out": [leak], "n": 1})
+    ctx.save_artifact("a.txt", "text", leak)
+    ctx.log(leak)
+    ctx.set_status("failed", verdict=leak, error=leak)
+    ctx.github.upsert_comment("o/r", 1, "<!-- m -->", leak)
+    with database.session() as session:
+        detail = queries.run_detail(session, ctx.run_id)
+    stored = [detail.run.error, detail.run.verdict, detail.stages[0].summary, str(detail.stages[0].output),
+              *(a.content for a in detail.artifacts), *written]
+    for text in stored:
+        for secret in ("hook-secret-value", token, "plain-token-xyz", "operator-api-token-123"):
+            assert secret not in text
+        assert "[redacted]" in text
+    assert detail.stages[0].output["n"] == 1
 
 
 def test_completed_stages_survive_and_are_not_redone(database, settings):

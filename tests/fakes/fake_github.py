@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+import subprocess
 import socket
 import threading
 import time
@@ -83,6 +84,7 @@ class FakeGitHub(FakeGitHubState):
     port: int = 0
     writes: list[Write] = field(default_factory=list)
     requests: list[RequestRecord] = field(default_factory=list)
+    git_dirs: dict[str, Path] = field(default_factory=dict)  # "owner/name" -> bare repo served over HTTP
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -167,21 +169,29 @@ class FakeGitHub(FakeGitHubState):
             self.requests.clear()
 
     def inject_failure(self, method: str, path_contains: str, status: int = 502,
-                       times: int = 1, message: str = "Server Error") -> None:
-        """Answer the next `times` matching requests with `status` (before auth or lookup)."""
+                       times: int = 1, message: str = "Server Error", after_write: bool = False) -> None:
+        """Answer the next `times` matching requests with `status` (before auth or lookup).
+        `after_write=True`: perform the request first, then answer `status` anyway (a proxy
+        that timed out on a write GitHub did make: the ambiguous 502)."""
         with self.lock:
-            self._failures.append([method.upper(), path_contains, status, times, message])
+            self._failures.append([method.upper(), path_contains, status, times, message, after_write])
 
-    def take_failure(self, method: str, path: str) -> Any:
+    def take_failure(self, method: str, path: str, after_write: bool = False) -> Any:
         """The injected error response for this request, if one is pending (used by routes)."""
         from tests.fakes.fake_github_routes import error
 
         with self.lock:
             for failure in self._failures:
-                if failure[0] == method and failure[1] in path and failure[3] > 0:
+                if failure[0] == method and failure[1] in path and failure[3] > 0 and failure[5] == after_write:
                     failure[3] -= 1
                     return error(failure[2], failure[4])
         return None
+
+    def serve_git(self, repo: str, bare: Path) -> str:
+        """Serve the bare repository `bare` as `<url>/<repo>.git` (see fake_git_http.py)."""
+        subprocess.run(["git", "config", "http.receivepack", "true"], cwd=bare, check=True)
+        self.git_dirs[repo.lower()] = Path(bare)
+        return f"{self.url}/{repo}.git"
 
     def new_installation_token(self, installation_id: int) -> str:
         token = "ghs_" + secrets.token_hex(18)

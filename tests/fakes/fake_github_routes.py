@@ -125,6 +125,8 @@ def route(fake: "FakeGitHub", path: str, method: str, handler: Handler, auth: st
                 response = handler(request, repo, body)
         if request.method in WRITE_METHODS and auth == "repo":
             fake.record_write(request.method, request.url.path, body, response.status_code)
+        if response.status_code < 400:  # done; maybe answer as if it had failed
+            response = fake.take_failure(request.method, request.url.path, after_write=True) or response
         return response
 
     return Route(path, endpoint, methods=[method])
@@ -173,6 +175,7 @@ def paginate(request: Request, items: list[Any]) -> tuple[list[Any], dict[str, s
 
 def build_app(fake: "FakeGitHub") -> Starlette:
     from tests.fakes import fake_github_handlers as h
+    from tests.fakes.fake_git_http import git_route
 
     R = "/repos/{owner}/{repo}"
     routes = [
@@ -204,6 +207,7 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, R + "/pulls/{number:int}", "PATCH", h.update_pull),
         route(fake, "/_blobs/{key}", "GET", h.get_blob(fake), auth="none"),
         route(fake, "/_fake/writes", "GET", h.list_writes(fake), auth="none"),
+        git_route(fake),
     ]
     from tests.fakes.fake_github_oauth import oauth_routes
 

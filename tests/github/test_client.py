@@ -259,3 +259,42 @@ def test_server_errors_are_transient_and_retried(fake_github: FakeGitHub) -> Non
     fake_github.inject_failure("GET", "/issues/1", status=503)
     retrying = GitHubClient(token="t", base_url=fake_github.url)  # one retry after 1 s
     assert retrying.get_issue(REPO, 1)["title"] == "flaky server"
+
+
+def test_a_comment_written_then_answered_502_is_not_posted_twice(fake_github: FakeGitHub) -> None:
+    """GitHub may do a write and lose the answer. The client must not resend the POST; the
+    caller's retry of the upsert finds the marker and edits: one comment."""
+    fake_github.add_issue(REPO, 1, title="crash")
+    fake_github.inject_failure("POST", "/issues/1/comments", status=502, after_write=True)
+    client = GitHubClient(token="ghp_test", base_url=fake_github.url)
+    marker = comment_marker(9, "issue")
+    with pytest.raises(GitHubAPIError) as info:
+        client.upsert_comment(REPO, 1, marker, "first try")
+    assert info.value.status == 502 and info.value.transient
+    assert len(fake_github.comments(REPO, 1)) == 1  # it was written, though the answer said 502
+    client.upsert_comment(REPO, 1, marker, "second try")  # what the task's retry does
+    comments = fake_github.comments(REPO, 1)
+    assert len(comments) == 1 and comments[0]["body"].startswith("second try")
+    assert len(fake_github.writes_to("POST", "/comments")) == 1
+
+
+def test_a_pull_created_then_answered_502_is_not_opened_twice(fake_github: FakeGitHub) -> None:
+    fake_github.add_repo(REPO)
+    fake_github.inject_failure("POST", "/pulls", status=502, after_write=True)
+    client = GitHubClient(token="ghp_test", base_url=fake_github.url)
+    with pytest.raises(GitHubAPIError):
+        client.upsert_pull(REPO, "scrub/abc", "main", "title", "body one")
+    pr = client.upsert_pull(REPO, "scrub/abc", "main", "title", "body two")
+    assert [p["number"] for p in fake_github.pulls(REPO)] == [pr["number"]]
+    assert fake_github.pulls(REPO)[0]["body"] == "body two"
+    assert len(fake_github.writes_to("POST", "/pulls")) == 1
+
+
+def test_a_write_answered_5xx_is_sent_once(fake_github: FakeGitHub) -> None:
+    fake_github.add_issue(REPO, 1, title="x")
+    fake_github.inject_failure("PATCH", "/issues/1", status=503)  # refused, not performed
+    client = GitHubClient(token="ghp_test", base_url=fake_github.url)
+    with pytest.raises(GitHubAPIError):
+        client.close_issue(REPO, 1)
+    assert [w.status for w in fake_github.writes_to("PATCH", "/issues/1")] == [503]  # sent once
+    assert fake_github.issue(REPO, 1)["state"] == "open"

@@ -74,13 +74,17 @@ def test_missing_pipeline_module_fails_the_run(database, settings, enqueuer, mon
     assert "app.pipelines.not_written_yet" in reload(database, run.id).run.error
 
 
-def test_a_stage_error_fails_the_run_and_keeps_the_traceback(database, settings, enqueuer):
+def test_a_stage_error_fails_the_run_with_a_short_message_and_logs_the_traceback(database, settings, enqueuer, caplog):
     run = new_run(database, params={"fail": True})
     svc = services(database, settings, enqueuer)
     execute_run(run.id, svc)
     assert execute_run(run.id, svc) == "failed"
     detail = reload(database, run.id)
     assert detail.run.status == "failed" and "selftest asked to fail" in detail.run.error
+    # The API serves `error`: one line, no traceback, no server path; the traceback is logged.
+    assert "Traceback" not in detail.run.error and "\n" not in detail.run.error
+    assert ".py" not in detail.run.error and "/app/" not in detail.run.error
+    assert any(r.exc_info for r in caplog.records if "failed" in r.getMessage())
     assert [(e.stage, e.status) for e in detail.stages][-1] == ("work", "failed")
 
 
@@ -136,3 +140,13 @@ def test_runs_a_stage_spawned_are_enqueued_once(database, settings, enqueuer):
     assert execute_run(run.id, svc) == "succeeded"
     child_id = reload(database, run.id).stages[0].output["spawned_runs"][0]
     assert enqueuer.runs == [(child_id, "default"), (run.id, "repro-cpu")]
+
+
+def test_short_error_hides_server_paths_and_keeps_urls():
+    from workers.execute import short_error
+
+    exc = FileNotFoundError("[Errno 2] No such file: '/srv/scrub/.scrub/git/worktrees/run-3/x.py'\nmore")
+    text = short_error(exc)
+    assert text.startswith("FileNotFoundError: [Errno 2] No such file") and "/srv/scrub" not in text
+    assert "more" not in text
+    assert "https://github.com/o/r" in short_error(ValueError("see https://github.com/o/r/pull/1"))

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.engine.git.tree import is_regular_file, read_text
+
 CODEOWNERS_LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 
 
@@ -91,7 +93,6 @@ def owners_for(rules: list[Rule], path: str) -> tuple[str, ...]:
 def read_codeowners(root: Path) -> list[Rule]:
     """The rules of the CODEOWNERS file GitHub would use in checkout `root` ([] if none)."""
     for location in CODEOWNERS_LOCATIONS:
-        candidate = root / location
-        if candidate.is_file():
-            return parse_codeowners(candidate.read_text(errors="replace"))
+        if is_regular_file(root, location):  # a link is never read: it may point at a secret
+            return parse_codeowners(read_text(root, location, limit=1 << 20))
     return []

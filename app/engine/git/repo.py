@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.engine.git.tree import write_text
+
 SCRUBBOT_NAME = "Scrubbot"
 SCRUBBOT_EMAIL = "scrubbot@users.noreply.github.com"
 GIT_TIMEOUT_S = 600.0
@@ -88,6 +90,15 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+_SHA = re.compile(r"[0-9a-fA-F]{7,64}")
+
+
+def _require_sha(commit: str) -> None:
+    """Commits come from payloads: a hex object name, never an option (`--upload-pack=...`)."""
+    if not _SHA.fullmatch(commit):
+        raise GitError(f"not a commit id: {commit[:80]!r}")
+
+
 _FETCH_REFSPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 
 
@@ -104,6 +115,8 @@ class MirrorCache:
     def sync(self, key: str, remote: str | Path, commit: str | None = None) -> Path:
         """Create or update the mirror of `remote`; make sure `commit` (if given) is present."""
         url = remote_url(remote)
+        if commit:
+            _require_sha(commit)
         mirror = self.path_for(key)
         with _locked(mirror.with_suffix(".lock")):
             if not (mirror / "HEAD").exists():
@@ -119,6 +132,7 @@ class MirrorCache:
 
     def worktree(self, key: str, commit: str, dest: Path) -> Path:
         """A detached worktree of the mirror at `commit` in `dest`; reused if already there."""
+        _require_sha(commit)
         mirror = self.path_for(key)
         with _locked(mirror.with_suffix(".lock")):
             git("worktree", "prune", cwd=mirror)
@@ -178,9 +192,7 @@ class Pushed:
 def commit_files(worktree: Path, files: dict[str, str], message: str) -> str:
     """Write `files` (repo-relative path -> text) and commit them on the detached HEAD."""
     for rel, text in files.items():
-        target = worktree / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
+        write_text(worktree, rel, text)  # a link at `rel` is replaced, never written through
     git("add", "--", *files, cwd=worktree)
     author = f"{SCRUBBOT_NAME} <{SCRUBBOT_EMAIL}>"
     git("commit", "--quiet", "--no-verify", f"--author={author}", "-m", message, cwd=worktree)

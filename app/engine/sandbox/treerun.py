@@ -6,6 +6,12 @@ untracked-but-not-ignored, never `.git`) into a zip that travels inside a small 
 script; in the sandbox the bootstrap unpacks it under /tmp/work and `exec`s the command
 there. The untrusted code sees a throwaway copy: it cannot touch the worktree we commit from.
 
+The worker never follows a link of the checkout: a tracked symlink is packed as a symlink
+(its target text, not what it points at) and re-created as one in the sandbox, where it can
+only reach what the sandbox holds (`leak -> /proc/self/environ` is the sandbox's scrubbed
+environment). Files are read with `O_NOFOLLOW` through `app.engine.git.tree`; a path that
+crosses a linked directory is skipped.
+
 A checkout bigger than `max_bytes` is refused with a clear error: that job needs a sandbox
 that binds directories (see the report of the CI job's "what is left").
 """
@@ -14,20 +20,32 @@ from __future__ import annotations
 
 import base64
 import io
+import os
+import stat
 import subprocess
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.engine.git.tree import UnsafePath, check_parents, read_bytes
 from app.engine.sandbox.runner import ProcessResult, Sandbox
 
 WORK = "/tmp/work"
 DEFAULT_MAX_BYTES = 48 << 20
 
 _BOOTSTRAP = '''\
-import base64, io, os, sys, zipfile
-zipfile.ZipFile(io.BytesIO(base64.b64decode(DATA))).extractall({work!r})
+import base64, io, os, stat, sys, zipfile
+with zipfile.ZipFile(io.BytesIO(base64.b64decode(DATA))) as archive:
+    for info in archive.infolist():
+        dest = os.path.join({work!r}, info.filename)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        if stat.S_ISLNK(info.external_attr >> 16):
+            os.symlink(archive.read(info).decode(), dest)
+        else:
+            with open(dest, "wb") as out:
+                out.write(archive.read(info))
+            os.chmod(dest, (info.external_attr >> 16) & 0o755 or 0o644)
 os.chdir({work!r})
 os.execv(sys.executable, [sys.executable] + sys.argv[1:])
 '''
@@ -38,7 +56,10 @@ class TreeTooLarge(ValueError):
 
 
 def tree_files(root: Path) -> list[str]:
-    """Repo-relative paths of the files a test run needs (git's view; all files if no git)."""
+    """Repo-relative paths of the files and links a test run needs (git's view; all if no git).
+
+    Nothing is followed: a link is listed as itself, a path under a linked directory is left out.
+    """
     proc = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=root, capture_output=True, text=True,
@@ -46,8 +67,17 @@ def tree_files(root: Path) -> list[str]:
     if proc.returncode == 0:
         names = [n for n in proc.stdout.split("\0") if n]
     else:
-        names = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
-    return sorted(n for n in set(names) if (root / n).is_file())
+        names = [str(p.relative_to(root)) for p in root.rglob("*") if ".git" not in p.relative_to(root).parts]
+    return sorted(n for n in set(names) if _kind(root, n) is not None)
+
+
+def _kind(root: Path, name: str) -> str | None:
+    """"file", "link", or None (a directory, a device, a path through a link, gone)."""
+    try:
+        mode = os.lstat(check_parents(root, name)).st_mode
+    except (UnsafePath, OSError):
+        return None
+    return "link" if stat.S_ISLNK(mode) else "file" if stat.S_ISREG(mode) else None
 
 
 def pack_tree(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -57,10 +87,21 @@ def pack_tree(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for name in tree_files(root):
             path = root / name
-            total += path.stat().st_size
+            info = zipfile.ZipInfo(name)
+            mode = os.lstat(path).st_mode
+            total += os.lstat(path).st_size
             if total > max_bytes:
                 raise TreeTooLarge(f"checkout exceeds {max_bytes >> 20} MB; cannot ship it into the sandbox")
-            archive.write(path, name)
+            if stat.S_ISLNK(mode):
+                info.external_attr = (stat.S_IFLNK | 0o777) << 16
+                archive.writestr(info, os.readlink(path))  # the link's text, never its target
+                continue
+            info.external_attr = (stat.S_IFREG | (mode & 0o755)) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            try:
+                archive.writestr(info, read_bytes(root, name))
+            except UnsafePath:
+                continue  # swapped for a link or a fifo since it was listed
     return buffer.getvalue()
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from app.engine.git.tree import is_regular_file
+
 Style = Literal["pytest", "unittest"]
 DEVICES = ("cuda", "xpu", "mps", "cpu")
 TEST_DIR = "tests/scrub"
@@ -67,7 +69,7 @@ def to_node_id(test: str, root: Path | None = None) -> str:
     path = "/".join(module) + ".py"
     if root is not None:
         for prefix in ("", "test/", "tests/"):
-            if (root / prefix / path).is_file():
+            if is_regular_file(root, prefix + path):
                 path = prefix + path
                 break
     return "::".join([path, *rest])

@@ -17,6 +17,7 @@ import subprocess
 
 from app.engine.verdict import rerun as reruns
 from app.engine.git.repo import git
+from app.engine.git.tree import write_text
 from app.engine.sandbox.treerun import pytest_argv
 from app.pipelines.base import RunContext, StageResult, State
 from app.pipelines.ci.job import ensure_checkout, halt, halted, job_of, phase_clock, run_timeout, tree_runner
@@ -43,8 +44,7 @@ def fix_stage(ctx: RunContext, state: State) -> StageResult:
     worktree = ensure_checkout(ctx, job)
     generated = state.get("generated")
     if generated:
-        (worktree / generated["path"]).parent.mkdir(parents=True, exist_ok=True)
-        (worktree / generated["path"]).write_text(generated["source"])
+        write_text(worktree, generated["path"], generated["source"])  # never through a link
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/tmp"),

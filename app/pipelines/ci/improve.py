@@ -58,7 +58,8 @@ def _from_url(ctx: RunContext, repo: str, url: str) -> tuple[list[Failure], dict
 
 def _head_of(ctx: RunContext, repo: str, ref: str) -> str:
     mirror = mirror_cache(ctx).sync(repo, remote_for(ctx, repo))
-    return git("rev-parse", f"{ref or 'HEAD'}^{{commit}}", cwd=mirror).strip()
+    # `ref` is from the payload: --end-of-options keeps a `--flag` from being read as one
+    return git("rev-parse", "--verify", "--end-of-options", f"{ref or 'HEAD'}^{{commit}}", cwd=mirror).strip()
 
 
 def inputs_stage(ctx: RunContext, state: State) -> StageResult:

@@ -154,8 +154,10 @@ def mirror_cache(ctx: RunContext) -> MirrorCache:
 
 
 def remote_for(ctx: RunContext, repo: str) -> str:
-    """Where to fetch from and push to: a `remote` param (CLI, tests), else the token URL."""
-    return ctx.params.get("remote") or ctx.github.clone_url(repo)
+    """Where to fetch from and push to: always the installation's repository on the configured
+    GitHub (`GitHubPort.clone_url`). Never a run parameter: dispatch inputs are untrusted, and a
+    `remote` among them must not choose where the token is sent or what gets checked out."""
+    return ctx.github.clone_url(repo)
 
 
 def worktree_path(ctx: RunContext) -> Path:

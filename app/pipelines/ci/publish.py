@@ -13,6 +13,8 @@ an artifact too; the worktree is removed (the mirror stays cached); the run's st
 
 from __future__ import annotations
 
+import tempfile
+
 from app.engine.git.repo import GitError, commit_files, git, push_branch
 from app.engine.report.render import render_run_report
 from app.engine.testgen.repro_test import without_expected_failure
@@ -51,12 +53,11 @@ def commit_message(job: CIJob, state: State) -> str:
 
 def _fix_commit(worktree, job: CIJob, state: State) -> None:
     fix, generated = state["fix"], state["generated"]
-    patch = worktree / ".git-scrub-fix.patch"
-    patch.write_text(fix["patch"])
-    try:
-        git("apply", "--index", str(patch), cwd=worktree)
-    finally:
-        patch.unlink()
+    # Outside the checkout: a tracked `.git-scrub-fix.patch` link must not be written through.
+    with tempfile.NamedTemporaryFile("w", suffix=".patch", prefix="scrub-fix-") as patch:
+        patch.write(fix["patch"])
+        patch.flush()
+        git("apply", "--index", patch.name, cwd=worktree)
     source = without_expected_failure(generated["source"])
     commit_files(worktree, {generated["path"]: source},
                  f"scrub: fix {job.test}"[:72] + f"\n\n{fix['summary']}\nThe expected-failure marker is dropped.\n")

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from app.engine.verdict import rerun as reruns
 from app.engine.git.codeowners import owners_for, read_codeowners
 from app.engine.git.repo import GitError, head_commit, last_authors
+from app.engine.git.tree import write_text
 from app.engine.testgen.repro_test import node_repro_test, to_node_id
 from app.engine.sandbox.treerun import TreeTooLarge, pytest_argv
 from app.pipelines.base import RunContext, Stage, StageResult, State
@@ -132,8 +133,7 @@ def test_stage(ctx: RunContext, state: State) -> StageResult:
         return stress_stage(ctx, state, job, worktree, clock)
     style = "unittest" if "::" not in job.test and "." in job.test else "pytest"
     generated = node_repro_test(state["node_id"], reason=job.failure_line, style=style)
-    (worktree / generated.path).parent.mkdir(parents=True, exist_ok=True)
-    (worktree / generated.path).write_text(generated.source)
+    write_text(worktree, generated.path, generated.source)  # never through a link of the checkout
     runner = tree_runner(ctx, worktree)
     check = verify_xfail(runner, generated.path, run_timeout(ctx, clock))
     output = {"generated": {"path": generated.path, "source": generated.source, "kind": "repro"},

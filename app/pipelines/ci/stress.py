@@ -14,6 +14,7 @@ from pathlib import Path
 
 from app.engine.testgen.stress import StressKnobs, check_budget, measure_args, parse_summary, stress_test, tuned_knobs
 from app.engine.testgen.repro_test import GeneratedTest
+from app.engine.git.tree import write_text
 from app.engine.sandbox.treerun import TreeRunner, pytest_argv
 from app.pipelines.base import RunContext, StageResult, State
 from app.pipelines.ci.job import CIJob, PhaseClock, halt, run_timeout, tree_runner
@@ -46,9 +47,7 @@ def verify_xfail(runner: TreeRunner, path: str, timeout_s: float) -> dict:
 
 
 def _write(worktree: Path, test: GeneratedTest) -> None:
-    target = worktree / test.path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(test.source)
+    write_text(worktree, test.path, test.source)  # never through a link of the checkout
 
 
 def stress_stage(ctx: RunContext, state: State, job: CIJob, worktree: Path, clock: PhaseClock) -> StageResult:

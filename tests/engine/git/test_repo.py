@@ -151,3 +151,12 @@ def test_remove_worktree_keeps_the_mirror(project, checkout, tmp_path):
     assert not checkout.exists()
     assert "wt" not in git("worktree", "list", cwd=cache.path_for(project.repo))
     assert cache.worktree(project.repo, project.head_sha, checkout) == checkout  # made again
+
+
+def test_commits_from_payloads_must_be_object_ids(project, tmp_path):
+    cache = MirrorCache(tmp_path / "mirrors")
+    for bad in ("--upload-pack=touch /tmp/pwned", "main", "-x"):
+        with pytest.raises(GitError):
+            cache.sync("acme/calc", project.bare, bad)
+        with pytest.raises(GitError):
+            cache.worktree("acme/calc", bad, tmp_path / "wt")

@@ -119,3 +119,21 @@ def test_the_shipped_dispatch_workflow_offers_exactly_the_inputs_the_job_reads()
                            "fuzz-seed", "fuzzed-program"}
     assert inputs["deterministic"]["type"] == "boolean"
     assert workflow["permissions"] == {}
+
+
+def test_a_remote_among_the_inputs_is_ignored(ci_world, tmp_path):
+    """Dispatch inputs are untrusted: `remote` must not choose what is fetched or where the
+    token goes; the checkout is always the installation's repository."""
+    from tests.fakes.ci_project import make_ci_project
+
+    hostile = make_ci_project(tmp_path / "hostile", slow_s=1.0)
+    from app.engine.git.repo import git
+
+    git("commit", "--allow-empty", "-qm", "other", cwd=hostile.bare.parent / "src", check=False)
+    git("push", "-q", str(hostile.bare), "HEAD:main", cwd=hostile.bare.parent / "src")
+    hostile_head = git("rev-parse", "main", cwd=hostile.bare).strip()
+    assert hostile_head != ci_world.project.head_sha
+    params = _dispatch(ci_world, **{"raw-logs": RAW_LOG, "remote": hostile.bare.as_uri()})
+    ctx = ci_world.context(params)
+    result = inputs_stage(ctx, {})
+    assert result.output["job"]["head_sha"] == ci_world.project.head_sha
