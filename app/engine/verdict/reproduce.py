@@ -77,7 +77,7 @@ class ReproResult(RunResult):
         return data
 
 
-def classify(process: ProcessResult, *, python: str, torch_version: str | None) -> RunResult:
+def read_process(process: ProcessResult, *, python: str, torch_version: str | None) -> RunResult:
     """Turn how a process ended into an outcome and a signature."""
     tail = process.output.tail_text(OUTPUT_TAIL_CHARS)
     parsed = parse_traceback(tail)
@@ -164,7 +164,7 @@ def reproduce(source: str, spec: SandboxSpec, *, timeout_s: float, runs: int = 1
                 process = server.run(source, timeout_s=timeout_s)
             else:
                 process = sandbox.run(source, timeout_s=timeout_s, trusted=trusted)
-            run = classify(process, python=interpreter.python_version, torch_version=interpreter.torch_version)
+            run = read_process(process, python=interpreter.python_version, torch_version=interpreter.torch_version)
             results.append(run)
             if on_run:
                 on_run(len(results) - 1, run)

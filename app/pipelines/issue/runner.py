@@ -21,7 +21,7 @@ from typing import Any
 from app.engine.verdict import classify as verdicts
 from app.engine.verdict.flaky import SequentialRule, estimate
 from app.engine.sandbox.environments import InterpreterError, probe_interpreter
-from app.engine.verdict.reproduce import classify as classify_process
+from app.engine.verdict.reproduce import read_process as read_process
 from app.engine.sandbox.runner import Limits, SandboxSpec, run_sandboxed
 
 Json = dict[str, Any]
@@ -54,7 +54,7 @@ def run_once(settings: Any, source: str, label: str, timeout_s: float | None = N
     timeout = timeout_s or settings.repro_timeout
     spec = _spec(settings, label)
     process = run_sandboxed(source, spec, timeout_s=timeout)
-    run = classify_process(process, python=spec.python, torch_version=_torch_version(spec.python))
+    run = read_process(process, python=spec.python, torch_version=_torch_version(spec.python))
     return run.to_dict() | {"environment": label, "timeout_s": timeout, "output_tail": run.output_tail[-OUTPUT_KEEP:]}
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from app.engine.sandbox.forkserver import ForkServer, ZygoteDied
 from app.engine.minimize.runners import COMPILE_WARMUP, zygote_for
-from app.engine.verdict.reproduce import classify
+from app.engine.verdict.reproduce import read_process
 from app.engine.verdict.signature import match
 from app.engine.sandbox.uids import processes_of_uid
 from tests.engine.sandbox.helpers import DAEMON_SOURCE, needs_bwrap, sandbox_processes, spec
@@ -166,13 +166,13 @@ def test_torch_candidates_through_one_zygote():
         assert fork_server.ready_info["threads_at_fork"] == 1  # import torch started no thread
         results = fork_server.run_many(list(cases), timeout_s=90)
     for (source, expected), process in zip(cases.items(), results, strict=True):
-        run = classify(process, python=fork_server.python_version, torch_version=fork_server.torch_version)
+        run = read_process(process, python=fork_server.python_version, torch_version=fork_server.torch_version)
         assert run.mode == "fork", source
         if expected is None:
             assert run.outcome == "passed", run.output_tail
         else:
             assert match(run.parsed, expected) == "same", (expected, run.signature, run.output_tail[-2000:])
-    assert classify(results[-1], python="", torch_version=None).outcome == "crash"
+    assert read_process(results[-1], python="", torch_version=None).outcome == "crash"
 
 
 def test_unsandboxed_server_needs_trusted_and_never_kills_strays_on_the_host():

@@ -7,7 +7,7 @@ import pytest
 from app.engine.sandbox.capture import CapturedOutput
 from app.engine.verdict.flaky import SequentialRule
 from app.engine.sandbox.forkserver import ForkServer
-from app.engine.verdict.reproduce import aggregate, classify, reproduce
+from app.engine.verdict.reproduce import aggregate, read_process, reproduce
 from app.engine.sandbox.runner import ProcessResult
 from app.engine.verdict.signature import parse_expected
 from tests.engine.sandbox.helpers import needs_bwrap, spec
@@ -20,7 +20,7 @@ def process(exit_code=0, signal=None, timed_out=False, output="") -> ProcessResu
 
 
 def run_of(**kwargs):
-    return classify(process(**kwargs), python="3.11.7", torch_version="2.13.0")
+    return read_process(process(**kwargs), python="3.11.7", torch_version="2.13.0")
 
 
 def test_outcomes_follow_the_seed():
