@@ -21,7 +21,7 @@ from typing import Any
 from app.engine.verdict import classify as verdicts
 from app.engine.verdict.flaky import SequentialRule, estimate
 from app.engine.sandbox.environments import InterpreterError, probe_interpreter
-from app.engine.verdict.reproduce import read_process as read_process
+from app.engine.verdict.reproduce import read_process
 from app.engine.sandbox.runner import Limits, SandboxSpec, run_sandboxed
 
 Json = dict[str, Any]
