@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -107,3 +108,17 @@ def postgres_url(postgres_server: str) -> str:
     with psycopg.connect(conninfo, autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"')
     return f"{postgres_server}/{name}"
+
+
+def kill_leftovers(data_dir: str) -> None:
+    """SIGKILL every process still running with this data dir in its environment (a worker a
+    `scrub serve` under test left behind)."""
+    marker = f"SCRUB_DATA_DIR={data_dir}".encode()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            if marker in (proc / "environ").read_bytes().split(b"\0"):
+                os.kill(int(proc.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue

@@ -22,7 +22,7 @@ import pytest
 
 from app.github.webhooks import sign
 from tests.conftest import ROOT
-from tests.services import free_port, wait_for_port
+from tests.services import free_port, kill_leftovers, wait_for_port
 
 FINISHED = {"succeeded", "failed", "skipped", "awaiting_approval"}
 
@@ -109,12 +109,4 @@ def stop_serve(served: Served) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(served.process.pid, signal.SIGKILL)
         served.process.wait()
-    marker = f"SCRUB_DATA_DIR={served.data_dir}".encode()
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            if marker in (proc / "environ").read_bytes().split(b"\0"):
-                os.kill(int(proc.name), signal.SIGKILL)
-        except (OSError, ValueError):
-            continue
+    kill_leftovers(str(served.data_dir))

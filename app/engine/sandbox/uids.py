@@ -81,37 +81,33 @@ def _has_account(uid: int) -> bool:
     return True
 
 
-def processes_of_uid(uid: int) -> list[int]:
-    """Live (non-zombie) pids, host view, whose real uid is `uid`, by scanning /proc."""
-    pids = []
+def _process_status() -> list[tuple[int, dict[str, str]]]:
+    """(pid, fields of /proc/PID/status) of every process visible now."""
+    found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/status", encoding="ascii", errors="replace") as status:
-                fields = dict(line.split(":", 1) for line in status if ":" in line)
+                found.append((int(entry.name), dict(line.split(":", 1) for line in status if ":" in line)))
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
-        zombie = fields.get("State", "").split()[:1] in (["Z"], ["X"])
-        if not zombie and int(fields.get("Uid", "-1 ").split()[0]) == uid:
-            pids.append(int(entry.name))
-    return pids
+    return found
+
+
+def _uid_of(fields: dict[str, str]) -> int:
+    return int(fields.get("Uid", "-1 ").split()[0])
+
+
+def processes_of_uid(uid: int) -> list[int]:
+    """Live (non-zombie) pids, host view, whose real uid is `uid`, by scanning /proc."""
+    return [pid for pid, fields in _process_status()
+            if _uid_of(fields) == uid and fields.get("State", "").split()[:1] not in (["Z"], ["X"])]
 
 
 def tasks_of_uid(uid: int) -> int:
     """How many tasks (threads included, zombies too) `uid` has: what RLIMIT_NPROC counts."""
-    total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", encoding="ascii", errors="replace") as status:
-                fields = dict(line.split(":", 1) for line in status if ":" in line)
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-        if int(fields.get("Uid", "-1 ").split()[0]) == uid:
-            total += int(fields.get("Threads", "1").strip() or 1)
-    return total
+    return sum(int(fields.get("Threads", "1").strip() or 1) for _, fields in _process_status() if _uid_of(fields) == uid)
 
 
 def kill_processes_of_uid(uid: int, grace_s: float = 0.0, rounds: int = 5) -> int:

@@ -22,7 +22,7 @@ import pytest
 from app.github.webhooks import sign
 from tests.conftest import ROOT, WEBHOOK_FIXTURES
 from tests.fakes.fake_github import fake_github  # noqa: F401  (fixture)
-from tests.services import free_port, wait_for_port
+from tests.services import kill_leftovers, free_port, wait_for_port
 
 SECRET = "e2e-secret"
 FINISHED = {"succeeded", "failed", "skipped", "awaiting_approval"}
@@ -58,21 +58,8 @@ def serve(fake_github, tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        _kill_leftovers(env["SCRUB_DATA_DIR"])
+        kill_leftovers(env["SCRUB_DATA_DIR"])
         log.close()
-
-
-def _kill_leftovers(data_dir: str) -> None:
-    """Kill any process still running with this test's data dir (a worker serve left behind)."""
-    marker = f"SCRUB_DATA_DIR={data_dir}".encode()
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            if marker in (proc / "environ").read_bytes().split(b"\0"):
-                os.kill(int(proc.name), signal.SIGKILL)
-        except (OSError, ValueError):
-            continue
 
 
 def labeled_payload(repo: str, number: int) -> bytes:
