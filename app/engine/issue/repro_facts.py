@@ -129,3 +129,17 @@ def cpu_part(source: str) -> str | None:
     if not any("torch" in ast.unparse(call.func) or isinstance(call.func, ast.Attribute) for call in calls):
         return None
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+_WINDOWS = re.compile(r"\b[A-Z]:\\|~\\AppData|\\site-packages\\|OS:\s*Microsoft Windows|\bWindows (?:10|11|Server)\b|\bwin32\b|\bwin-amd64\b")
+_MACOS = re.compile(r"OS:\s*macOS|\bmacOS\b|\bDarwin\b|\bApple M[1-4]\b|\barm64-apple\b")
+
+
+def reported_platform(text: str) -> str | None:
+    """"windows" or "macos" when the report comes from that platform (its paths, its
+    `collect_env` lines); None when it says nothing or says Linux."""
+    if _WINDOWS.search(text or ""):
+        return "windows"
+    if _MACOS.search(text or ""):
+        return "macos"
+    return None

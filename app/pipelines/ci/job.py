@@ -156,7 +156,15 @@ def mirror_cache(ctx: RunContext) -> MirrorCache:
 def remote_for(ctx: RunContext, repo: str) -> str:
     """Where to fetch from and push to: always the installation's repository on the configured
     GitHub (`GitHubPort.clone_url`). Never a run parameter: dispatch inputs are untrusted, and a
-    `remote` among them must not choose where the token is sent or what gets checked out."""
+    `remote` among them must not choose where the token is sent or what gets checked out.
+
+    Offline (the CLI: no GitHub, the person at the terminal named a local repository with
+    `--repo`), the `remote` parameter the CLI set is the repository itself."""
+    if ctx.github is None:
+        remote = ctx.params.get("remote")
+        if not remote:
+            raise RuntimeError("no GitHub and no local repository to fetch from")
+        return str(remote)
     return ctx.github.clone_url(repo)
 
 

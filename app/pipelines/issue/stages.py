@@ -171,12 +171,26 @@ def reproduce(ctx: RunContext, state: State) -> StageResult:
     printed = "\n".join(str(result["result"].get("output_tail") or "").splitlines()[-REPRO_LOG_LINES:])
     if printed:  # the run log shows what the repro printed, not only the stage summaries
         ctx.log(f"repro output on {label} (last {REPRO_LOG_LINES} lines at most):\n{printed}")
+    platform = repro_facts.reported_platform(_issue_text(state))
+    if result["verdict"] == verdicts.FIXED and platform:
+        # Passing on this Linux worker proves nothing about a failure seen on Windows or macOS
+        # (a toolchain, a path, a backend): never close such an issue as fixed.
+        result = result | {"verdict": verdicts.INCONCLUSIVE, "platform": platform,
+                           "description": f"{result['description']} here, but the report is from {platform}"}
     ratio = f", flaky {result['flaky_ratio']}" if result["flaky_ratio"] else ""
     summary = f"{result['verdict']} on {label}: {result['description']} ({result['runs']} runs{ratio})"
     output = {"reproduction": result, "verdict": result["verdict"]}
     if result["verdict"] == verdicts.UNAVAILABLE_HARDWARE:  # the run stopped for want of a GPU
         output["hardware"] = "a CUDA GPU"
     return StageResult(summary=summary, output=output)
+
+
+def _issue_text(state: State) -> str:
+    """The reporter's words: the issue's title and body and the original poster's comments."""
+    issue = state.get("issue") or {}
+    poster = (issue.get("user") or {}).get("login")
+    by_poster = [c.get("body") or "" for c in state.get("comments") or [] if (c.get("user") or {}).get("login") == poster]
+    return "\n".join([issue.get("title") or "", issue.get("body") or "", *by_poster])
 
 
 def bisect(ctx: RunContext, state: State) -> StageResult:

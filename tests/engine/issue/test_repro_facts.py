@@ -79,3 +79,13 @@ def test_triage_still_sends_a_cuda_bug_to_a_gpu():
     source = "import torch\na = torch.randn(2, 3, 4).cuda()\nprint(torch.bmm(a, a.transpose(1, 2)))\n"
     decision = triage(issue("bmm gives zeros on CUDA"), repro(source))
     assert decision.needs_cuda and decision.cpu_source is None
+
+
+def test_the_platform_a_report_comes_from():
+    from app.engine.issue.repro_facts import reported_platform
+
+    # pytorch/pytorch#154127: a Windows traceback (the snippet compiles fine on Linux).
+    assert reported_platform(r"File [~\AppData\Local\anaconda3\envs\FU_TAML\Lib\site-packages\torch\_dynamo") == "windows"
+    assert reported_platform("OS: Microsoft Windows 11 Pro") == "windows"
+    assert reported_platform("OS: macOS 14.2 (arm64)") == "macos"
+    assert reported_platform("OS: Ubuntu 22.04.4 LTS (x86_64)\nPython platform: Linux-6.5") is None

@@ -236,6 +236,16 @@ def test_a_self_checking_repro_that_passes_now_is_fixed_and_says_what_happens_no
     assert "Now: the repro runs to completion; its last output line is `sum 6` (14 runs" in comment
 
 
+def test_a_pass_here_does_not_close_a_report_from_windows(fake_github):
+    # pytorch/pytorch#154127: a C++ compile error on Windows; the snippet passes on Linux.
+    body = ("Compile error:\n" + py("print(sum([1, 2]))") + "\n" + traceback("RuntimeError: C++ compile error")
+            + "\nFile [~\\AppData\\Local\\anaconda3\\Lib\\site-packages\\torch\\_dynamo\\eval_frame.py]")
+    number = trusted_issue(fake_github, body)
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "inconclusive"
+    assert not any("closed" in str(w.json) for w in fake_github.writes_to("PATCH"))  # never closed
+
+
 def test_still_reproduces_shows_the_failure_its_frame_and_the_rate(fake_github):
     source = "def check(v):\n    raise ValueError(f'bad value {v}')\ncheck(3)"
     number = trusted_issue(fake_github, py(source) + "\n" + traceback("ValueError: bad value 3"))
