@@ -9,6 +9,10 @@ Queue routing: a stage names the queue it must run on (a function of the state, 
 reproduce stage can ask for `repro-gpu` only when the repro needs CUDA). When the current
 worker serves another queue, `run_pipeline` returns a `Handoff` and the shell re-enqueues
 the run on that queue; the next task resumes at that stage.
+
+State: the runner keeps it as plain JSON (what the database stores); each stage is given its
+pipeline's typed view of it (`Stage.state`, a `PipelineState` subclass: see
+`app.pipelines.state`) and its output keys are checked against that class's fields.
 """
 
 from __future__ import annotations
@@ -18,19 +22,20 @@ from typing import Any, Callable, Protocol
 
 from app.domain import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, SignatureStore, StageSummary
 from app.github.port import GitHubPort
+from app.pipelines.state import PlainState, plain
 from app.settings import Settings
 
 __all__ = ["CPU_QUEUE", "DEFAULT_QUEUE", "GPU_QUEUE", "QUEUES", "Finished", "Handoff", "RunContext", "Stage", "StageResult", "State", "on_queue", "run_pipeline"]
 
-State = dict[str, Any]
-
+State = dict[str, Any]  # a pipeline's state or a stage's output, as stored (JSON)
 
 
 @dataclass
 class StageResult:
     """What a stage produced.
 
-    `output` is merged into the pipeline state and stored with the stage event.
+    `output` is merged into the pipeline state and stored with the stage event; its keys are
+    fields of the pipeline's state class, its values JSON or typed parts with `to_dict()`.
     `end` finishes the run with that status (`succeeded`, `failed`, `skipped`); `wait` parks
     it in `awaiting_approval` and leaves the stage to run again once approved.
     """
@@ -85,16 +90,18 @@ class RunContext(Protocol):
         """Start runs a stage created (a CI job opened by the ingest)."""
 
 
-QueueRule = Callable[[State], str]
+QueueRule = Callable[[Any], str]  # the stage's state view -> the queue it must run on
 
 
 @dataclass(frozen=True)
 class Stage:
     name: str
-    run: Callable[[RunContext, State], StageResult]
+    run: Callable[[RunContext, Any], StageResult]  # (ctx, the pipeline's typed state)
     queue: QueueRule = lambda state: DEFAULT_QUEUE
     # A stage that the run can live without: its exception is recorded and the run goes on.
     optional: bool = False
+    # The pipeline's state class (a `PipelineState`); `PlainState` (a dict) for tiny pipelines.
+    state: Any = PlainState
 
 
 @dataclass(frozen=True)
@@ -127,18 +134,21 @@ def run_pipeline(
     so the shell can decide to retry; the stages done before it stay done. The stage event
     holds the status, summary and timing; the output holds only what the stage produced.
     """
-    state = dict(state or {})
+    data: State = dict(state or {})
     done = ctx.completed_stages()
     for stage in stages:
         if stage.name in done:
-            state.update(done[stage.name])
+            data.update(done[stage.name])
             continue
-        wanted = stage.queue(state)
+        view = stage.state.load(data)
+        wanted = stage.queue(view)
         if not any_queue and wanted != ctx.queue:
             return Handoff(queue=wanted, stage=stage.name)
         ctx.stage_started(stage.name)
         try:
-            result = stage.run(ctx, state)
+            result = stage.run(ctx, view)
+            output = plain(dict(result.output))
+            stage.state.check_output(stage.name, output)
         except Exception as exc:  # recorded, then re-raised or tolerated
             summary = f"{type(exc).__name__}: {exc}"
             ctx.stage_finished(stage.name, "failed", summary, {})
@@ -146,7 +156,6 @@ def run_pipeline(
                 ctx.log(f"{stage.name} failed and is optional: {summary}")
                 continue
             raise
-        output = dict(result.output)
         if result.wait:
             ctx.stage_finished(stage.name, "waiting", result.summary, output)
             ctx.set_status("awaiting_approval", result.verdict)
@@ -155,10 +164,10 @@ def run_pipeline(
         ctx.stage_finished(stage.name, status, result.summary, output)
         if result.enqueue and status == "done":
             ctx.enqueue_runs(list(result.enqueue))
-        state.update(output)
+        data.update(output)
         if result.end:
             ctx.set_status(result.end, result.verdict)
             return Finished(result.end, result.verdict)
-    verdict = state.get("verdict")
+    verdict = data.get("verdict")
     ctx.set_status("succeeded", verdict)
     return Finished("succeeded", verdict)

@@ -8,7 +8,9 @@
   publish), so time spent queued does not count; the start is a wall-clock time stored in the
   state, so a stage resumed on another worker counts from the phase's real start.
 - Halting: a stage that must stop the job (a phase past its limit, nothing to reproduce)
-  records `halt` in the state; later stages skip and the report stage says why.
+  records a `Halt` in the state; later stages skip and the report stage says why.
+- `PhasedState`: the fields every phased job's state has (the phase clocks, the halt); the CI
+  job's and the fuzz job's states extend it.
 - The checkout (mirror + worktree) and the sandbox, built from settings.
 """
 
@@ -24,6 +26,7 @@ from app.engine.git.repo import MirrorCache
 from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec
 from app.engine.sandbox.treerun import TreeRunner
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult, State
+from app.pipelines.state import PipelineState
 
 PHASE_SETTINGS = {"reproduce": "phase_reproduce_s", "fix": "phase_fix_s", "pr": "phase_pr_s"}
 _GPU_WORDS = ("cuda", "gpu", "nccl", "cudnn", "rocm")
@@ -122,27 +125,62 @@ class PhaseClock:
         return {f"phase_{self.phase}_started": self.started}
 
     def exceeded(self, where: str, detail: str = "") -> dict[str, str]:
+        """`halt(...)` keywords: the reason, this phase and the stage `where` it ran out."""
         reason = f"the {self.phase} phase passed its {self.limit_s:g} s limit during {where}"
         return {"phase": self.phase, "stage": where, "reason": reason + (f" ({detail})" if detail else "")}
 
 
-def phase_clock(ctx: RunContext, state: State, phase: str) -> PhaseClock:
+@dataclass(frozen=True)
+class Halt:
+    """Why a job stopped early, and what its report's status is (Partial or Failed)."""
+
+    reason: str
+    status: str
+    phase: str = ""  # the phase whose time limit stopped it, if any
+    stage: str = ""  # where that happened
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Halt:
+        return cls(**{k: str(v) for k, v in data.items() if k in {f.name for f in fields(cls)}})
+
+
+@dataclass
+class PhasedState(PipelineState):
+    """What every phased job (CI failure, dispatch, fuzz) keeps besides its own findings."""
+
+    phase_reproduce_started: float | None = None
+    phase_fix_started: float | None = None
+    phase_pr_started: float | None = None
+    halt: Halt | None = None
+
+    def phase_started(self, phase: str) -> float | None:
+        return {"reproduce": self.phase_reproduce_started, "fix": self.phase_fix_started,
+                "pr": self.phase_pr_started}[phase]
+
+
+PHASED_DECODE = {"halt": Halt.from_dict}
+
+
+def phase_clock(ctx: RunContext, state: PhasedState, phase: str) -> PhaseClock:
     """The clock of `phase`; started now if no earlier stage of the phase started it."""
     limit = float(getattr(ctx.settings, PHASE_SETTINGS[phase]))  # one of the SCRUB_PHASE_*_S settings
-    started = state.get(f"phase_{phase}_started") or time.time()
+    started = state.phase_started(phase) or time.time()
     return PhaseClock(phase, float(started), limit)
 
 
-def halted(state: State) -> StageResult | None:
+def halted(state: PhasedState) -> StageResult | None:
     """A skip result when an earlier stage halted the job, else None."""
-    if state.get("halt"):
-        return StageResult(summary=f"skipped: {state['halt']['reason']}", skipped=True)
+    if state.halt:
+        return StageResult(summary=f"skipped: {state.halt.reason}", skipped=True)
     return None
 
 
 def halt(summary: str, reason: str, *, status: str, extra: State | None = None, **where: str) -> StageResult:
     """End the job's work here; `status` is the report's (Partial / Failed)."""
-    output = {"halt": {"reason": reason, "status": status, **where}, **(extra or {})}
+    output = {"halt": Halt(reason=reason, status=status, **where), **(extra or {})}
     return StageResult(summary=summary, output=output)
 
 
