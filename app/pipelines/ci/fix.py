@@ -19,8 +19,9 @@ from app.engine.verdict import rerun as reruns
 from app.engine.git.repo import git
 from app.engine.git.tree import write_text
 from app.engine.sandbox.treerun import pytest_argv
-from app.pipelines.base import RunContext, StageResult, State
+from app.pipelines.base import RunContext, StageResult
 from app.pipelines.ci.job import ensure_checkout, halt, halted, job_of, phase_clock, run_timeout, tree_runner
+from app.pipelines.ci.state import CIState, FixAttempt
 
 MAX_VERIFY_RUNS = 30
 
@@ -34,7 +35,7 @@ def verify_runs(failure_rate_low: float) -> int:
     return max(3, min(MAX_VERIFY_RUNS, math.ceil(math.log(0.05) / math.log(1 - failure_rate_low))))
 
 
-def fix_stage(ctx: RunContext, state: State) -> StageResult:
+def fix_stage(ctx: RunContext, state: CIState) -> StageResult:
     command = ctx.settings.fix_command
     if not command:
         return StageResult(summary="no fix command configured (SCRUB_FIX_COMMAND)", skipped=True)
@@ -42,14 +43,14 @@ def fix_stage(ctx: RunContext, state: State) -> StageResult:
         return skip
     job, clock = job_of(state), phase_clock(ctx, state, "fix")
     worktree = ensure_checkout(ctx, job)
-    generated = state.get("generated")
+    generated = state.generated
     if generated:
-        write_text(worktree, generated["path"], generated["source"])  # never through a link
+        write_text(worktree, generated.path, generated.source)  # never through a link
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/tmp"),
-        "SCRUBBOT_TEST": state["node_id"],
-        "SCRUBBOT_TEST_FILE": (generated or {}).get("path", ""),
+        "SCRUBBOT_TEST": state.node_id,
+        "SCRUBBOT_TEST_FILE": generated.path if generated else "",
         "SCRUBBOT_FAILURE": job.failure_line,
         "SCRUBBOT_PROMPT": job.prompt,
     }
@@ -60,25 +61,25 @@ def fix_stage(ctx: RunContext, state: State) -> StageResult:
         return halt("fix command timed out", **clock.exceeded("fix", "the fix command was stopped"),
                     status="Partial", extra=clock.state())
     git("add", "-A", cwd=worktree)
-    exclude = [f":(exclude){generated['path']}"] if generated else []
+    exclude = [f":(exclude){generated.path}"] if generated else []
     patch = git("diff", "--cached", "--binary", "HEAD", "--", ".", *exclude, cwd=worktree)
-    fix: dict = {"command_exit": done.returncode, "log": (done.stdout + done.stderr)[-3000:], "patch": patch}
+    log = (done.stdout + done.stderr)[-3000:]
     if not patch.strip():
-        fix |= {"verified": False, "summary": "the fix command changed nothing"}
-        return StageResult(summary=fix["summary"], output={"fix": fix, **clock.state()})
-    low = state.get("rerun", {}).get("interval", [1.0, 1.0])[0]
-    wanted = verify_runs(1.0 if state.get("verdict") == reruns.DETERMINISTIC else low)
+        fix = FixAttempt(done.returncode, log, patch, verified=False, summary="the fix command changed nothing")
+        return StageResult(summary=fix.summary, output={"fix": fix, **clock.state()})
+    low = state.rerun.get("interval", [1.0, 1.0])[0]
+    wanted = verify_runs(1.0 if state.verdict == reruns.DETERMINISTIC else low)
     runner = tree_runner(ctx, worktree)
     runner.repack()
     outcomes = []
     for _ in range(wanted):
         if clock.expired:
             break
-        result = runner.run(pytest_argv(state["node_id"]), run_timeout(ctx, clock))
+        result = runner.run(pytest_argv(state.node_id), run_timeout(ctx, clock))
         outcomes.append(reruns.outcome_of(result, exception=job.exception, kind=job.kind))
         if outcomes[-1] != reruns.PASS:
             break
     passed = len(outcomes) == wanted and all(o == reruns.PASS for o in outcomes)
-    fix |= {"verified": passed, "runs": len(outcomes), "wanted_runs": wanted,
-            "summary": f"{outcomes.count(reruns.PASS)}/{wanted} verification runs passed"}
-    return StageResult(summary=fix["summary"], output={"fix": fix, **clock.state()})
+    fix = FixAttempt(done.returncode, log, patch, verified=passed, runs=len(outcomes), wanted_runs=wanted,
+                     summary=f"{outcomes.count(reruns.PASS)}/{wanted} verification runs passed")
+    return StageResult(summary=fix.summary, output={"fix": fix, **clock.state()})

@@ -18,9 +18,10 @@ from typing import Any
 
 from app.engine.cilogs.archive import Failure, read_log, read_text_log
 from app.engine.git.repo import GitError, git
-from app.pipelines.base import RunContext, Stage, StageResult, State
+from app.pipelines.base import RunContext, Stage, StageResult
 from app.pipelines.ci.stages import WORK_STAGES
 from app.pipelines.ci.job import CIJob, halt, mirror_cache, remote_for
+from app.pipelines.ci.state import CIState
 
 _RUN_URL = re.compile(r"github\.com/(?P<repo>[\w.-]+/[\w.-]+)/actions/runs/(?P<run>\d+)(?:/attempts/(?P<attempt>\d+))?")
 
@@ -62,14 +63,14 @@ def _head_of(ctx: RunContext, repo: str, ref: str) -> str:
     return git("rev-parse", "--verify", "--end-of-options", f"{ref or 'HEAD'}^{{commit}}", cwd=mirror).strip()
 
 
-def inputs_stage(ctx: RunContext, state: State) -> StageResult:
+def inputs_stage(ctx: RunContext, state: CIState) -> StageResult:
     """The dispatch inputs -> a `CIJob` (the failure from the logs, the commit from the run or ref)."""
     params = ctx.params
     repo, ref = params["repo"], params.get("ref") or ""
     url, raw = (params.get("url") or "").strip(), params.get("raw-logs") or ""
     existing = (params.get("existing-test-path") or "").strip()
     # Even a run that stops here has a job: the report names the repo and the request.
-    bare_job = {"job": CIJob(repo=repo, prompt=params.get("prompt") or "").to_dict()}
+    bare_job = {"job": CIJob(repo=repo, prompt=params.get("prompt") or "")}
     if not (url or raw.strip() or existing):
         return halt("no inputs", "the dispatch gave neither `url`, `raw-logs` nor `existing-test-path`",
                     status="Failed", extra=bare_job)
@@ -95,10 +96,10 @@ def inputs_stage(ctx: RunContext, state: State) -> StageResult:
         job.head_sha = job.head_sha or _head_of(ctx, repo, ref)
     except GitError as exc:
         return halt("cannot resolve the ref", f"cannot resolve {ref or 'HEAD'}: {exc}", status="Failed",
-                    extra={"job": job.to_dict()})
+                    extra={"job": job})
     source = "run URL" if workflow_run else "raw logs" if raw.strip() else "existing test"
     return StageResult(summary=f"{job.test} at {job.head_sha[:12]} (from the {source})",
-                       output={"job": job.to_dict(), "failures_found": len(failures)})
+                       output={"job": job, "failures_found": len(failures)})
 
 
-STAGES = [Stage("inputs", inputs_stage), *WORK_STAGES]
+STAGES = [Stage("inputs", inputs_stage, state=CIState), *WORK_STAGES]

@@ -7,7 +7,8 @@ Stages (each checkpointed, so a retried task resumes where it stopped):
 - `parse`: `cilogs.read_archive` over the zip, streaming; keeps the failures of failed jobs.
 - `record`: count each fingerprint in the `SignatureStore` (once per workflow run); when one has
   failed in `settings.ci_repeat_threshold` distinct runs and has no CI run yet, open exactly one
-  `Run(kind=ci_failure)`. The stage asks for its id to be enqueued (`StageResult.enqueue`) and lists it in `spawned_runs`.
+  `Run(kind=ci_failure)`. The stage asks for its id to be enqueued (`StageResult.enqueue`) and
+  lists it in `spawned_runs` (a record for the status page; it triggers nothing).
   Saves `failures.json` and `failures.md` for the status page.
 
 Run params (set by the `workflow_run` webhook): repo, workflow_run_id, run_attempt, head_sha,
@@ -23,15 +24,16 @@ from typing import Any
 
 from app.engine.cilogs.archive import Failure, read_archive
 from app.engine.cilogs.fingerprint import short_fingerprint
-from app.pipelines.base import RunContext, Stage, StageResult, State
+from app.pipelines.base import RunContext, Stage, StageResult
 from app.pipelines.ci.signatures import SignatureStore
+from app.pipelines.ci.state import IngestState
 
 MAX_RECORDED_FAILURES = 200  # per workflow run: a broken build fails everything, count the first ones
 DEFAULT_THRESHOLD = 2
 
 
 def _repo(ctx: RunContext) -> str:
-    return ctx.params.get("repo") or "" or ""
+    return ctx.params.get("repo") or ""
 
 
 def _workflow_run(ctx: RunContext) -> dict[str, Any]:
@@ -53,7 +55,7 @@ def logs_path(ctx: RunContext, repo: str, run_id: int, attempt: int) -> Path:
     return data_dir / "ci-logs" / repo.replace("/", "__") / f"run-{run_id}-attempt-{attempt}.zip"
 
 
-def fetch(ctx: RunContext, state: State) -> StageResult:
+def fetch(ctx: RunContext, state: IngestState) -> StageResult:
     if ctx.github is None:
         raise RuntimeError("ci_ingest needs GitHub access (no client configured)")
     repo, wf = _repo(ctx), _workflow_run(ctx)
@@ -72,9 +74,9 @@ def fetch(ctx: RunContext, state: State) -> StageResult:
     return StageResult(summary=summary, output={"logs_path": str(dest), "jobs": jobs, "workflow_run": wf})
 
 
-def parse(ctx: RunContext, state: State) -> StageResult:
-    jobs: list[dict[str, Any]] = state.get("jobs", [])
-    report = read_archive(state["logs_path"], repo=_repo(ctx), job_names=[j["name"] for j in jobs])
+def parse(ctx: RunContext, state: IngestState) -> StageResult:
+    jobs = state.jobs
+    report = read_archive(state.logs_path, repo=_repo(ctx), job_names=[j["name"] for j in jobs])
     conclusions = {j["name"]: j["conclusion"] for j in jobs}
     # A job that succeeded may still print FAILED (a test rerun that passed, continue-on-error):
     # those did not fail the run. Jobs the API does not know (renamed, truncated) are kept.
@@ -85,7 +87,7 @@ def parse(ctx: RunContext, state: State) -> StageResult:
     ctx.log(summary)
     return StageResult(
         summary=summary,
-        output={"failures": [f.to_dict() for f in kept], "log_jobs": [j.to_dict() for j in report.jobs]},
+        output={"failures": kept, "log_jobs": [j.to_dict() for j in report.jobs]},
     )
 
 
@@ -95,12 +97,12 @@ def signature_store(ctx: RunContext) -> SignatureStore:
     return ctx.signatures
 
 
-def record(ctx: RunContext, state: State) -> StageResult:
-    repo, wf = _repo(ctx), state["workflow_run"]
+def record(ctx: RunContext, state: IngestState) -> StageResult:
+    repo, wf = _repo(ctx), state.workflow_run
     store = signature_store(ctx)
     threshold = int(ctx.settings.ci_repeat_threshold or DEFAULT_THRESHOLD)
     rows, spawned = [], []
-    for failure in (Failure.from_dict(f) for f in state.get("failures", [])):
+    for failure in state.failures:
         seen = store.observe(repo, failure, wf["id"])
         linked = seen.linked_run_id
         if seen.should_open(threshold):
@@ -122,7 +124,7 @@ def record(ctx: RunContext, state: State) -> StageResult:
                 linked = opened
                 ctx.log(f"{failure.test or failure.job}: failed in {seen.count} runs, opened CI run #{opened}")
         rows.append({**failure.to_dict(), "count": seen.count, "linked_run_id": linked})
-    ctx.save_artifact("failures.json", "json", json.dumps({"jobs": state.get("log_jobs", []), "failures": rows}, indent=1))
+    ctx.save_artifact("failures.json", "json", json.dumps({"jobs": state.log_jobs, "failures": rows}, indent=1))
     ctx.save_artifact("failures.md", "markdown", failures_markdown(rows, wf))
     repeated = sum(1 for r in rows if r["count"] >= threshold)
     verdict = f"{len(rows)} failures, {repeated} repeated" + (f", opened CI runs {spawned}" if spawned else "")
@@ -162,4 +164,5 @@ def failures_markdown(rows: list[dict[str, Any]], wf: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-STAGES = [Stage("fetch", fetch), Stage("parse", parse), Stage("record", record)]
+STAGES = [Stage("fetch", fetch, state=IngestState), Stage("parse", parse, state=IngestState),
+          Stage("record", record, state=IngestState)]

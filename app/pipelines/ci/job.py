@@ -20,13 +20,16 @@ import hashlib
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.engine.git.repo import MirrorCache
 from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec
 from app.engine.sandbox.treerun import TreeRunner
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult, State
 from app.pipelines.state import PipelineState
+
+if TYPE_CHECKING:
+    from app.pipelines.ci.state import CIState
 
 PHASE_SETTINGS = {"reproduce": "phase_reproduce_s", "fix": "phase_fix_s", "pr": "phase_pr_s"}
 _GPU_WORDS = ("cuda", "gpu", "nccl", "cudnn", "rocm")
@@ -95,13 +98,16 @@ class CIJob:
         return any(word in text for word in _GPU_WORDS)
 
 
-def job_of(state: State) -> CIJob:
-    return CIJob.from_dict(state["job"])
+def job_of(state: CIState) -> CIJob:
+    """The job; every stage after the first runs only once the first stage made it."""
+    if state.job is None:
+        raise RuntimeError("the CI job's state has no job (its first stage has not run)")
+    return state.job
 
 
-def repro_queue(state: State) -> str:
+def repro_queue(state: CIState) -> str:
     """repro-gpu when the failure names CUDA/GPU (job name, test id or message), else repro-cpu."""
-    return GPU_QUEUE if "job" in state and job_of(state).needs_gpu else CPU_QUEUE
+    return GPU_QUEUE if state.job is not None and state.job.needs_gpu else CPU_QUEUE
 
 
 # -- phase clock and halting -----------------------------------------------------------------

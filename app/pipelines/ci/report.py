@@ -17,89 +17,87 @@ from app.engine.verdict import rerun as reruns
 from app.engine.report.render import RunReport, Section, StageLine, fence, inline_code
 from app.pipelines.base import State
 from app.pipelines.ci.job import job_of
+from app.pipelines.ci.state import CIState
 
 STAGE_ORDER = ("inputs", "job", "checkout", "rerun", "test", "fix", "publish", "report")
 
 
-def outcome(state: State, settings: Any) -> tuple[str, list[str]]:
+def outcome(state: CIState, settings: Any) -> tuple[str, list[str]]:
     """(Success | Partial | Failed, the reasons it is not Success)."""
-    halt = state.get("halt")
-    if halt:
-        return halt["status"], [halt["reason"]]
+    if state.halt:
+        return state.halt.status, [state.halt.reason]
     reasons = []
-    budget = state.get("stress", {}).get("budget")
+    budget = state.stress.get("budget")
     if budget and not budget["passes"]:
         reasons.append("the stress test misses the target of a failure within 20 minutes with 95% odds")
-    fix = state.get("fix")
-    if settings.fix_command and not (fix and fix.get("verified")):
-        reasons.append("the fix was not verified: " + (fix or {}).get("summary", "no fix"))
-    if state.get("generated") and not state.get("pr_url"):
+    fix = state.fix
+    if settings.fix_command and not (fix and fix.verified):
+        reasons.append("the fix was not verified: " + (fix.summary if fix else "no fix"))
+    if state.generated and not state.pr_url:
         reasons.append("no pull request was opened")
     return ("Partial" if reasons else "Success"), reasons
 
 
-def _rerun_fact(state: State) -> str:
-    r = state["rerun"]
+def _rerun_fact(state: CIState) -> str:
+    r = state.rerun
     low, high = r["interval"]
     extra = "".join(f", {r[k]} {k.replace('_', ' ')}" for k in ("other_failures", "timeouts", "errors") if r.get(k))
     return (f"{r['failures']}/{r['runs']} runs failed, rate {r['rate']:.0%} "
             f"(95% Wilson interval {low:.0%}–{high:.0%}){extra}")
 
 
-def _facts(state: State) -> list[tuple[str, str]]:
+def _facts(state: CIState) -> list[tuple[str, str]]:
     job = job_of(state)
     facts = [("Failure", job.failure_line), ("Failing test", job.test)]
-    if state.get("verdict"):
-        facts.append(("Verdict", state["verdict"]))
-    if state.get("rerun"):
+    if state.verdict:
+        facts.append(("Verdict", state.verdict))
+    if state.rerun:
         facts.append(("Reruns in the sandbox", _rerun_fact(state)))
-    if "hint_confirmed" in state:
-        held = "confirmed by the reruns" if state["hint_confirmed"] else "contradicted by the reruns"
+    if state.hint_confirmed is not None:
+        held = "confirmed by the reruns" if state.hint_confirmed else "contradicted by the reruns"
         facts.append(("Dispatch hint `deterministic`", f"{job.deterministic_hint} ({held})"))
-    if state.get("stress"):
-        facts.append(("Stress test", state["stress"]["described"]))
-    for name, value in (("Signature", job.signature), ("CI run", job.run_url), ("Commit", state.get("commit", ""))):
+    if state.stress.get("described"):
+        facts.append(("Stress test", state.stress["described"]))
+    for name, value in (("Signature", job.signature), ("CI run", job.run_url), ("Commit", state.commit)):
         if value:
             facts.append((name, value))
-    if state.get("branch"):
-        facts.append(("Branch", state["branch"]))
+    if state.branch:
+        facts.append(("Branch", state.branch))
     return facts
 
 
-def _changes(state: State) -> list[str]:
+def _changes(state: CIState) -> list[str]:
     changes = []
-    generated = state.get("generated")
+    generated = state.generated
     if generated:
-        kind = "stress test" if generated["kind"] == "stress" else "reproduction test"
-        verified = state.get("verification", {}).get("xfailed")
-        changes.append(f"Added {kind} {generated['path']}, marked as an expected failure (strict)"
+        verified = state.verification is not None and state.verification.xfailed
+        changes.append(f"Added {generated.described} {generated.path}, marked as an expected failure (strict)"
                        + ("; verified to xfail in the sandbox" if verified else "; NOT verified"))
-    fix = state.get("fix") or {}
-    if fix.get("patch"):
-        changes.append(f"Fix from the fix command: {fix['summary']}")
+    if state.fix and state.fix.patch:
+        changes.append(f"Fix from the fix command: {state.fix.summary}")
     return changes
 
 
-def _next_steps(state: State, status: str) -> list[str]:
-    job, verdict = job_of(state), state.get("verdict")
+def _next_steps(state: CIState, status: str) -> list[str]:
+    job, verdict = job_of(state), state.verdict
     steps = []
-    if state.get("halt", {}).get("phase"):
-        steps.append("Retry the run with a longer limit for the "
-                     f"{state['halt']['phase']} phase (SCRUB_PHASE_{state['halt']['phase'].upper()}_S)")
+    if state.halt and state.halt.phase:
+        phase = state.halt.phase
+        steps.append(f"Retry the run with a longer limit for the {phase} phase (SCRUB_PHASE_{phase.upper()}_S)")
     if verdict == reruns.NOT_REPRODUCIBLE:
         steps.append("Rerun on hardware like the CI job's (" + (job.job_name or "see the CI run") + ")")
     if job.needs_gpu:
         steps.append("Make sure a `repro-gpu` worker serves this repository")
-    if state.get("generated", {}).get("kind") == "stress":
-        steps.append(f"Run the stress test: python {state['generated']['path']} --workers 4 --timeout 30")
-    if status != "Failed" and state.get("pr_url"):
+    if state.generated and state.generated.is_stress:
+        steps.append(f"Run the stress test: python {state.generated.path} --workers 4 --timeout 30")
+    if status != "Failed" and state.pr_url:
         steps.append("Review the draft PR; land the test, then fix the bug and drop the expected-failure marker")
     return steps
 
 
-def _contacts(state: State) -> list[str]:
-    contacts = [f"{owner} (CODEOWNERS of {state.get('test_file', 'the test')})" for owner in state.get("owners", [])]
-    contacts += [f"{author} (recent author of the test file)" for author in state.get("authors", [])]
+def _contacts(state: CIState) -> list[str]:
+    contacts = [f"{owner} (CODEOWNERS of {state.test_file or 'the test'})" for owner in state.owners]
+    contacts += [f"{author} (recent author of the test file)" for author in state.authors]
     return contacts
 
 
@@ -110,7 +108,7 @@ def stage_lines(summaries: list[StageSummary], completed: dict[str, State]) -> l
     return [StageLine(n, by_name[n].status, by_name[n].duration_s, by_name[n].summary) for n in names]
 
 
-def build_report(state: State, settings: Any, completed: dict[str, State], pr_url: str | None,
+def build_report(state: CIState, settings: Any, completed: dict[str, State], pr_url: str | None,
                  summaries: list[StageSummary] = ()) -> RunReport:
     job = job_of(state)
     status, reasons = outcome(state, settings)
@@ -121,17 +119,17 @@ def build_report(state: State, settings: Any, completed: dict[str, State], pr_ur
         sections.append(Section("Request", fence(job.prompt)))
     if job.message:
         sections.append(Section("CI failure", fence(f"{job.exception}: {job.message}".strip(": "))))
-    if state.get("verdict") in (reruns.NOT_REPRODUCIBLE, reruns.CANNOT_RUN, None) and state.get("rerun_output"):
-        sections.append(Section("Last rerun output", fence(state["rerun_output"])))
-    verification = state.get("verification")
-    if verification and not verification.get("xfailed"):
-        sections.append(Section("Verification output", fence(verification.get("output", ""))))
+    if state.verdict in (reruns.NOT_REPRODUCIBLE, reruns.CANNOT_RUN, None) and state.rerun_output:
+        sections.append(Section("Last rerun output", fence(state.rerun_output)))
+    verification = state.verification
+    if verification and not verification.xfailed:
+        sections.append(Section("Verification output", fence(verification.output)))
     return RunReport(
         title=f"CI failure: {job.test or 'unknown test'} ({job.repo})",
         status=status,
-        summary=state.get("rerun") and f"{state.get('verdict')}: {_rerun_fact(state)}" or "",
+        summary=f"{state.verdict}: {_rerun_fact(state)}" if state.rerun else "",
         pr_url=pr_url,
-        test_created=state.get("test_created"),
+        test_created=state.test_created or None,
         changes=_changes(state),
         stages=stage_lines(list(summaries), completed),
         next_steps=_next_steps(state, status),

@@ -27,7 +27,7 @@ from app.engine.git.repo import GitError, head_commit, last_authors
 from app.engine.git.tree import write_text
 from app.engine.testgen.repro_test import node_repro_test, to_node_id
 from app.engine.sandbox.treerun import TreeTooLarge, pytest_argv
-from app.pipelines.base import RunContext, Stage, StageResult, State
+from app.pipelines.base import RunContext, Stage, StageResult
 from app.pipelines.ci.fix import fix_stage
 from app.pipelines.ci.job import (
     CIJob,
@@ -41,23 +41,24 @@ from app.pipelines.ci.job import (
     tree_runner,
 )
 from app.pipelines.ci.publish import publish_stage, report_stage
+from app.pipelines.ci.state import CIState, GeneratedFile
 from app.pipelines.ci.stress import stress_stage, verify_xfail
 
 PARALLEL_RUNS = 2
 
 
-def job_stage(ctx: RunContext, state: State) -> StageResult:
+def job_stage(ctx: RunContext, state: CIState) -> StageResult:
     """The job from `Run(kind=ci_failure).params` (see app/engine/cilogs/README.md)."""
     params = ctx.params
     job = CIJob.from_failure(params["repo"], params.get("failure", {}), params.get("workflow_run", {}))
     job.signature = job.signature or params.get("fingerprint", "")
-    output = {"job": job.to_dict()}
+    output = {"job": job}
     if not job.test:
         return halt("no test to rerun", "the CI failure names no test to rerun", status="Failed", extra=output)
     return StageResult(summary=f"{job.test} at {job.head_sha[:12]}", output=output)
 
 
-def checkout_stage(ctx: RunContext, state: State) -> StageResult:
+def checkout_stage(ctx: RunContext, state: CIState) -> StageResult:
     if skip := halted(state):
         return skip
     # The reproduce phase starts here, on the repro worker: time spent queued does not count.
@@ -77,7 +78,7 @@ def checkout_stage(ctx: RunContext, state: State) -> StageResult:
     )
 
 
-def rerun_stage(ctx: RunContext, state: State) -> StageResult:
+def rerun_stage(ctx: RunContext, state: CIState) -> StageResult:
     """Rerun the failing test until the sequential test decides, or the phase runs out."""
     if skip := halted(state):
         return skip
@@ -86,7 +87,7 @@ def rerun_stage(ctx: RunContext, state: State) -> StageResult:
         return halt("needs a GPU", "the failure needs CUDA and this worker has no GPU "
                     "(route the run to a repro-gpu worker)", status="Failed")
     runner = tree_runner(ctx, ensure_checkout(ctx, job))
-    argv = pytest_argv(state["node_id"])
+    argv = pytest_argv(state.node_id)
     sequential = reruns.Sequential()
     last_output = ""
     try:
@@ -120,7 +121,7 @@ def rerun_stage(ctx: RunContext, state: State) -> StageResult:
     return StageResult(summary=line, output=output)
 
 
-def test_stage(ctx: RunContext, state: State) -> StageResult:
+def test_stage(ctx: RunContext, state: CIState) -> StageResult:
     """A verified expected-failure test: the repro (deterministic) or a stress test (flaky)."""
     if skip := halted(state):
         return skip
@@ -129,31 +130,31 @@ def test_stage(ctx: RunContext, state: State) -> StageResult:
         return StageResult(summary=f"existing test {job.existing_test}: nothing to create",
                            output={"test_created": job.existing_test}, skipped=True)
     worktree = ensure_checkout(ctx, job)
-    if state["verdict"] == reruns.FLAKY:
+    if state.verdict == reruns.FLAKY:
         return stress_stage(ctx, state, job, worktree, clock)
     style = "unittest" if "::" not in job.test and "." in job.test else "pytest"
-    generated = node_repro_test(state["node_id"], reason=job.failure_line, style=style)
+    generated = node_repro_test(state.node_id, reason=job.failure_line, style=style)
     write_text(worktree, generated.path, generated.source)  # never through a link of the checkout
     runner = tree_runner(ctx, worktree)
     check = verify_xfail(runner, generated.path, run_timeout(ctx, clock))
-    output = {"generated": {"path": generated.path, "source": generated.source, "kind": "repro"},
+    output = {"generated": GeneratedFile(generated.path, generated.source, "repro"),
               "verification": check, "test_created": generated.path}
-    if not check["xfailed"]:
+    if not check.xfailed:
         if clock.expired:
             return halt("verification cut by the phase limit", **clock.exceeded("test"), status="Partial", extra=output)
         return halt("generated test did not xfail", "the generated test did not xfail: "
-                    + check["summary"], status="Partial", extra=output)
+                    + check.summary, status="Partial", extra=output)
     return StageResult(summary=f"{generated.path}: xfails as expected", output=output)
 
 
 # Everything after the job stage is shared with the dispatch job (app.pipelines.ci.improve).
 WORK_STAGES: list[Stage] = [
-    Stage("checkout", checkout_stage, queue=repro_queue),
-    Stage("rerun", rerun_stage, queue=repro_queue),
-    Stage("test", test_stage, queue=repro_queue),
-    Stage("fix", fix_stage, queue=repro_queue),
-    Stage("publish", publish_stage),
-    Stage("report", report_stage),
+    Stage("checkout", checkout_stage, queue=repro_queue, state=CIState),
+    Stage("rerun", rerun_stage, queue=repro_queue, state=CIState),
+    Stage("test", test_stage, queue=repro_queue, state=CIState),
+    Stage("fix", fix_stage, queue=repro_queue, state=CIState),
+    Stage("publish", publish_stage, state=CIState),
+    Stage("report", report_stage, state=CIState),
 ]
 
-STAGES: list[Stage] = [Stage("job", job_stage), *WORK_STAGES]
+STAGES: list[Stage] = [Stage("job", job_stage, state=CIState), *WORK_STAGES]

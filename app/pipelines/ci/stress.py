@@ -16,8 +16,9 @@ from app.engine.testgen.stress import StressKnobs, check_budget, measure_args, p
 from app.engine.testgen.repro_test import GeneratedTest
 from app.engine.git.tree import write_text
 from app.engine.sandbox.treerun import TreeRunner, pytest_argv
-from app.pipelines.base import RunContext, StageResult, State
+from app.pipelines.base import RunContext, StageResult
 from app.pipelines.ci.job import CIJob, PhaseClock, halt, run_timeout, tree_runner
+from app.pipelines.ci.state import CIState, GeneratedFile, XfailCheck
 
 DEFAULT_WINDOW_S = 60.0  # measurement window; `stress_window_s` in the run's params overrides
 _COUNTS = re.compile(r"(\d+) (passed|failed|xfailed|xpassed|skipped|errors?|deselected)\b")
@@ -31,7 +32,7 @@ def pytest_counts(output: str) -> dict[str, int]:
     return {kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in _COUNTS.findall(lines[-1])}
 
 
-def verify_xfail(runner: TreeRunner, path: str, timeout_s: float) -> dict:
+def verify_xfail(runner: TreeRunner, path: str, timeout_s: float) -> XfailCheck:
     """Run `path` in the sandbox: it must end with >= 1 xfailed and no failure, error or XPASS."""
     runner.repack()
     result = runner.run(pytest_argv(path), timeout_s)
@@ -42,16 +43,16 @@ def verify_xfail(runner: TreeRunner, path: str, timeout_s: float) -> dict:
         summary = f"timed out after {timeout_s:.0f} s"
     else:
         summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or f"exit code {result.exit_code}"
-    return {"xfailed": ok, "summary": summary, "counts": counts, "exit_code": result.exit_code,
-            "timed_out": result.timed_out, "output": result.output.tail_text(3000)}
+    return XfailCheck(xfailed=ok, summary=summary, counts=counts, exit_code=result.exit_code,
+                      timed_out=result.timed_out, output=result.output.tail_text(3000))
 
 
 def _write(worktree: Path, test: GeneratedTest) -> None:
     write_text(worktree, test.path, test.source)  # never through a link of the checkout
 
 
-def stress_stage(ctx: RunContext, state: State, job: CIJob, worktree: Path, clock: PhaseClock) -> StageResult:
-    node = state["node_id"]
+def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Path, clock: PhaseClock) -> StageResult:
+    node = state.node_id
     per_iteration = min(60.0, run_timeout(ctx, clock))
     knobs = StressKnobs(timeout_s=per_iteration)
     reserve = max(5.0, 0.25 * clock.remaining_s)  # kept for the xfail verification
@@ -80,16 +81,16 @@ def stress_stage(ctx: RunContext, state: State, job: CIJob, worktree: Path, cloc
     _write(worktree, final)
     verification = verify_xfail(runner, final.path, max(clock.remaining_s, 1.0))
     output = {
-        "generated": {"path": final.path, "source": final.source, "kind": "stress"},
+        "generated": GeneratedFile(final.path, final.source, "stress"),
         "stress": {"measurement": measurement.to_dict(), "budget": check.to_dict(),
                    "knobs": tuned.__dict__, "described": measured},
         "verification": verification,
         "test_created": final.path,
     }
-    if not verification["xfailed"]:
+    if not verification.xfailed:
         if clock.expired:
             return halt("verification cut by the phase limit", **clock.exceeded("test"), status="Partial", extra=output)
-        return halt("stress test did not xfail", "the stress test did not xfail: " + verification["summary"],
+        return halt("stress test did not xfail", "the stress test did not xfail: " + verification.summary,
                     status="Partial", extra=output)
     if not check.passes:
         return StageResult(summary=f"stress test misses the 20-minute target: {check.describe()}", output=output)

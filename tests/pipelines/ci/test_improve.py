@@ -9,6 +9,7 @@ import zipfile
 from app.engine.git.repo import remote_branch_tip
 from app.pipelines.base import run_pipeline
 from app.pipelines.ci.improve import STAGES, inputs_stage
+from app.pipelines.ci.state import CIState
 from tests.fakes.ci_project import DETERMINISTIC_TEST
 
 # What `pytest -q tests/test_calc.py` prints in CI for the fixture project.
@@ -75,12 +76,11 @@ def test_dispatch_with_a_run_url_fetches_and_parses_its_logs(ci_world):
     )
     params = _dispatch(ci_world, url=run["html_url"], deterministic="false")
     ctx = ci_world.context(params)
-    output = inputs_stage(ctx, {}).output
-    job = output["job"]
-    assert job["test"] == DETERMINISTIC_TEST and job["exception"] == "ZeroDivisionError"
-    assert job["run_url"] == run["html_url"] and job["head_sha"] == ci_world.project.head_sha
-    assert job["job_name"] == "tests (3.11)" and len(job["signature"]) == 64
-    assert job["deterministic_hint"] is False  # a hint, checked later by the reruns
+    job = inputs_stage(ctx, CIState()).output["job"]
+    assert job.test == DETERMINISTIC_TEST and job.exception == "ZeroDivisionError"
+    assert job.run_url == run["html_url"] and job.head_sha == ci_world.project.head_sha
+    assert job.job_name == "tests (3.11)" and len(job.signature) == 64
+    assert job.deterministic_hint is False  # a hint, checked later by the reruns
 
 
 def test_existing_test_path_skips_test_creation_and_reruns_that_test(ci_world):
@@ -101,8 +101,8 @@ def test_dispatch_without_logs_or_test_fails_with_a_reason(ci_world):
 
 def test_a_run_url_of_another_repository_is_refused(ci_world):
     params = _dispatch(ci_world, url="https://github.com/evil/other/actions/runs/1")
-    output = inputs_stage(ci_world.context(params), {}).output
-    assert "belongs to evil/other" in output["halt"]["reason"] and output["halt"]["status"] == "Failed"
+    halt = inputs_stage(ci_world.context(params), CIState()).output["halt"]
+    assert "belongs to evil/other" in halt.reason and halt.status == "Failed"
     assert not ci_world.github.requests  # no log of another repository was asked for
 
 
@@ -135,5 +135,5 @@ def test_a_remote_among_the_inputs_is_ignored(ci_world, tmp_path):
     assert hostile_head != ci_world.project.head_sha
     params = _dispatch(ci_world, **{"raw-logs": RAW_LOG, "remote": hostile.bare.as_uri()})
     ctx = ci_world.context(params)
-    result = inputs_stage(ctx, {})
-    assert result.output["job"]["head_sha"] == ci_world.project.head_sha
+    result = inputs_stage(ctx, CIState())
+    assert result.output["job"].head_sha == ci_world.project.head_sha

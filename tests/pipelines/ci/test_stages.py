@@ -8,6 +8,7 @@ from app.engine.git.repo import SCRUBBOT_EMAIL, git, remote_branch_tip
 from app.pipelines.base import GPU_QUEUE, run_pipeline
 from app.pipelines.ci.stages import STAGES, checkout_stage, rerun_stage
 from app.pipelines.ci.job import CIJob
+from app.pipelines.ci.state import CIState
 from tests.fakes.ci_project import DETERMINISTIC_TEST, FLAKY_TEST, PASSING_TEST, SLOW_TEST
 from tests.pipelines.conftest import ci_params
 
@@ -129,8 +130,8 @@ def test_gpu_failure_is_routed_to_the_gpu_queue_and_not_run_on_a_cpu_worker(ci_w
 def test_the_deterministic_hint_is_checked_not_trusted(ci_world):
     params = ci_params(ci_world.project, DETERMINISTIC_TEST, "ZeroDivisionError", "division by zero")
     job = CIJob.from_failure(params["repo"], params["failure"], params["workflow_run"], deterministic_hint=False)
-    ctx, state = ci_world.context(params), {"job": job.to_dict()}
-    state |= checkout_stage(ctx, state).output
+    ctx, state = ci_world.context(params), CIState(job=job)
+    state = state.merged(checkout_stage(ctx, state).output)
     output = rerun_stage(ctx, state).output
     assert output["verdict"] == "deterministic" and output["hint_confirmed"] is False
 
