@@ -91,13 +91,22 @@ SAVED_SHAPE = ('{"issue": {"number": 5, "title": ..., "body": ..., "html_url": '
 
 def load_saved(path: Path) -> tuple[Json, list[Json]]:
     """`{"issue": {...}, "comments": [...]}`, or a bare issue object; ValueError saying what is
-    wrong (with the expected shape) for anything else."""
+    wrong (no such file, not JSON, not an issue: with the expected shape) for anything else.
+
+    The one reader of saved issues (`scrub issue FILE`, `scrub demo`); callers print the
+    message as an input error."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg} at line {exc.lineno}); expected {SAVED_SHAPE}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(str(exc)) from None
+    except FileNotFoundError:
+        raise ValueError("no such file") from None
+    except IsADirectoryError:
+        raise ValueError("a directory, not a saved issue file") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
     if not isinstance(data, dict):
         raise ValueError(f"not a JSON object; expected {SAVED_SHAPE}")
     issue, comments = (data["issue"], data.get("comments") or []) if "issue" in data else (data, [])

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import Request
-from fastapi.responses import HTMLResponse
+from fastapi import HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 
@@ -48,11 +48,8 @@ def page(request: Request, name: str, context: dict[str, Any], viewer: Any = Non
     return templates.TemplateResponse(request, name, context, status_code=status_code, headers=SECURITY_HEADERS)
 
 
-def unreadable(request: Request, viewer: Any, what: str) -> Any:
+def unreadable(request: Request, viewer: Any, what: str) -> RedirectResponse:
     """Anonymous in front of something private: sign in first; signed in: it does not exist."""
-    from fastapi import HTTPException
-    from fastapi.responses import RedirectResponse
-
     if not viewer.signed_in:
         return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
     raise HTTPException(404, f"{what} not found")

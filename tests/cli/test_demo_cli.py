@@ -20,6 +20,17 @@ def test_demo_needs_its_examples(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "issue.json is missing" in result.stderr
 
 
+def test_demo_refuses_a_saved_issue_that_is_not_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCRUB_DATA_DIR", str(tmp_path / "data"))
+    reset_settings_cache()
+    (tmp_path / "issue.json").write_text('{"issue": {"title": "t", "body": "b"}}')
+    (tmp_path / "ci.log").write_text("FAILED test_x.py::test_y\n")
+    result = CliRunner().invoke(app, ["demo", "--examples", str(tmp_path)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"cannot read {tmp_path / 'issue.json'}" in result.stderr
+    assert 'needs a "number" or an "html_url"' in result.stderr
+
+
 @needs_bwrap
 @pytest.mark.torch
 def test_demo_records_both_runs_for_the_status_page(tmp_path, monkeypatch):

@@ -1,8 +1,8 @@
 """Run a fuzzed program, or a command that edits the checkout, in the sandbox over a checkout.
 
-`ProgramRunner.run(source, timeout_s)`: the checkout (packed once, like `TreeRunner`) is
-unpacked under /tmp/work in a fresh sandbox, the program is written there as `repro.py` and
-run with the checkout as its working directory (so it imports the repository's own code).
+`ProgramRunner.run(source, timeout_s)`: a `TreeRunner` over the checkout (packed once) whose
+command is always `python repro.py`, the program being written into the copy as `repro.py`;
+it runs with the checkout as its working directory (so it imports the repository's own code).
 The result is a `ProcessResult`, the shape the minimizer's oracle reads.
 
 `run_in_copy(sandbox, root, command, ...)`: a shell command (a fix agent, a linter) runs in
@@ -23,19 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from app.engine.sandbox.runner import ProcessResult, Sandbox
-from app.engine.sandbox.treerun import DEFAULT_MAX_BYTES, WORK, pack_tree
+from app.engine.sandbox.treerun import DEFAULT_MAX_BYTES, WORK, TreeRunner, pack_tree
 
 PROGRAM_FILE = "repro.py"
 CHANGES_MARKER = "@@scrub-changes@@ "
-
-_PROGRAM_BOOT = '''\
-import base64, io, os, sys, zipfile
-zipfile.ZipFile(io.BytesIO(base64.b64decode(DATA))).extractall({work!r})
-with open(os.path.join({work!r}, {name!r}), "w") as handle:
-    handle.write(PROGRAM)
-os.chdir({work!r})
-os.execv(sys.executable, [sys.executable, {name!r}])
-'''
 
 _COMMAND_BOOT = '''\
 import base64, hashlib, io, json, os, subprocess, sys, zipfile
@@ -75,19 +66,21 @@ class ChangesRefused(ValueError):
 
 @dataclass
 class ProgramRunner:
-    """Runs fuzzed programs over a checkout; callable as the minimizer's `run(source, timeout)`."""
+    """Runs fuzzed programs over a checkout; callable as the minimizer's `run(source, timeout)`.
+
+    The minimizer's oracle takes a program, not an argv, so this adapts a `TreeRunner` (which
+    ships the checkout) rather than repeating it."""
 
     sandbox: Sandbox
     root: Path
     max_bytes: int = DEFAULT_MAX_BYTES
-    _data: str = field(default="", init=False, repr=False)
+    _tree: TreeRunner = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._tree = TreeRunner(self.sandbox, self.root, self.max_bytes)
 
     def run(self, source: str, timeout_s: float) -> ProcessResult:
-        if not self._data:
-            self._data = base64.b64encode(pack_tree(self.root, self.max_bytes)).decode()
-        script = (f"DATA = {self._data!r}\nPROGRAM = {source!r}\n"
-                  + _PROGRAM_BOOT.format(work=WORK, name=PROGRAM_FILE))
-        return self.sandbox.run(script, timeout_s=timeout_s, filename="scrub_boot.py")
+        return self._tree.run([PROGRAM_FILE], timeout_s, files={PROGRAM_FILE: source})
 
     __call__ = run
 

@@ -2,6 +2,8 @@
 
 - `markdown`: issue + comments -> code blocks, repro candidates, the chosen repro, the reported
   error.
+- `loose`: scripts, tracebacks and errors pasted outside fenced blocks.
+- `python_names`: which names a snippet reads without defining (one definition of "defined").
 - `triage`: is the issue actionable (closed, feature request, no repro, needs a GPU ...)?
 - `review`: the security checklist as an AST scan of the repro (findings wait for approval).
 """

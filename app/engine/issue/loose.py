@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
+from app.engine.issue.python_names import parse_python, undefined_names
+
 _HTML_LINE = re.compile(r"^\s*</?(?:details|summary|pre|code|p|br|div|blockquote)\b[^>]*>\s*$", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|p|br|div|blockquote)\b[^>]*>", re.IGNORECASE)
 _SUMMARY = re.compile(r"<summary\b[^>]*>.*?</summary>", re.IGNORECASE | re.DOTALL)
@@ -37,13 +39,6 @@ def plain_text(markdown: str | None) -> str:
     return text
 
 
-def _parses(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-
-
 def _statements(tree: ast.Module) -> int:
     return sum(1 for _ in ast.walk(tree) if isinstance(_, ast.stmt))
 
@@ -51,10 +46,8 @@ def _statements(tree: ast.Module) -> int:
 def _trim_output(lines: list[str]) -> list[str]:
     """Drop trailing lines that are printed output, not code: a bare expression naming
     something the block never defines (`tensor([nan, nan])`)."""
-    from app.engine.issue.markdown import undefined_names  # one definition of "defined"
-
     while lines:
-        tree = _parses("\n".join(lines))
+        tree = parse_python("\n".join(lines))
         last = tree.body[-1] if tree and tree.body else None
         if last is None or not isinstance(last, ast.Expr):
             break
@@ -79,13 +72,13 @@ def unfenced_scripts(markdown: str | None) -> list[str]:
             continue
         best_end = None
         for end in range(i + 1, min(len(lines), i + 400) + 1):
-            if lines[end - 1].strip() and _parses(_dedent("\n".join(lines[i:end]))) is not None:
+            if lines[end - 1].strip() and parse_python(_dedent("\n".join(lines[i:end]))) is not None:
                 best_end = end
         if best_end is None:
             i += 1
             continue
         block = _trim_output(_dedent("\n".join(lines[i:best_end])).split("\n"))
-        tree = _parses("\n".join(block))
+        tree = parse_python("\n".join(block))
         if tree is not None and _statements(tree) >= 2:
             found.append("\n".join(block))
         i = best_end
@@ -103,7 +96,7 @@ def inline_scripts(markdown: str | None) -> list[str]:
     found = []
     for match in _INLINE_SPAN.finditer(plain_text(markdown)):
         source = match.group(1).strip()
-        tree = _parses(source)
+        tree = parse_python(source)
         if tree is None:
             continue
         script = _statements(tree) >= 2 and any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in tree.body)
@@ -118,7 +111,7 @@ def _alone_on_its_line(markdown: str, span: str) -> bool:
 
 def _torch_call(source: str) -> bool:
     """`torch.exp(torch.tensor([1.0]))`: one call into torch (a repro a reader runs as it is)."""
-    tree = _parses(source)
+    tree = parse_python(source)
     if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
         return False
     call = tree.body[0].value

@@ -15,13 +15,13 @@ comment dicts). Nothing here runs code or talks to GitHub.
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from app.engine.minimize.size import code_lines  # the project's one measure of repro size
 from app.engine.issue import loose
+from app.engine.issue.python_names import parse_python, undefined_names  # re-exported: one definition of "defined"
 from app.engine.issue.triage import Triage, needs_cuda, triage  # re-exported: the issue stage API
 
 Json = dict[str, Any]
@@ -30,7 +30,6 @@ _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")
 _PYTHON_LANGS = {"python", "py", "python3", "py3", "pytorch", "ipython"}
 _UNTAGGED = {"", "code"}
 _MARKER = "<!-- scrubbot:"
-_BUILTINS = set(dir(builtins)) | {"__file__", "__name__", "__builtins__"}
 
 
 @dataclass(frozen=True)
@@ -82,13 +81,6 @@ def _indented(line: str) -> bool:
     return (line.startswith("    ") or line.startswith("\t")) and bool(line.strip())
 
 
-def parse_python(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-
-
 def is_python_block(block: CodeBlock) -> bool:
     """Tagged python, or untagged text that parses and does more than echo a value.
 
@@ -120,34 +112,6 @@ def _calls_torch(node: ast.stmt) -> bool:
     while isinstance(func, ast.Attribute):
         func = func.value
     return isinstance(func, ast.Name) and func.id == "torch"
-
-
-def undefined_names(source: str) -> list[str]:
-    """Names the code reads but never defines, imports or gets from builtins (scope-insensitive).
-
-    A star import could define anything, so it makes the answer empty."""
-    tree = parse_python(source)
-    if tree is None:
-        return []
-    defined, used = set(_BUILTINS), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (used if isinstance(node.ctx, ast.Load) else defined).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defined.add(node.name)
-        elif isinstance(node, ast.arg):
-            defined.add(node.arg)
-        elif isinstance(node, ast.alias):
-            if node.name == "*":
-                return []
-            defined.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            defined.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            defined.update(node.names)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            defined.add(node.name)
-    return sorted(used - defined)
 
 
 def is_self_contained(source: str) -> bool:

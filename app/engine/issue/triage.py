@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.engine.issue import repro_facts
+from app.engine.issue.python_names import undefined_names
 
 if TYPE_CHECKING:
     from app.engine.issue.markdown import Repro
@@ -114,8 +115,6 @@ def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_worker
             )
         return _label_decision(issue, labels, "needs-reproduction", NEEDS_REPRO_LABEL, "no repro script in the issue")
     if not repro.self_contained:
-        from app.engine.issue.markdown import undefined_names
-
         missing = ", ".join(undefined_names(repro.source)[:5])
         return _label_decision(issue, labels, "needs-reproduction", NEEDS_REPRO_LABEL,
                                f"the code is a fragment: it uses {missing or 'names'} without defining them")

@@ -3,8 +3,10 @@
 The sandbox (`app.engine.sandbox.runner`) runs one Python file in a private, empty /tmp. A CI
 test needs the whole checkout, so `TreeRunner` packs the checkout's files once (tracked and
 untracked-but-not-ignored, never `.git`) into a zip that travels inside a small bootstrap
-script; in the sandbox the bootstrap unpacks it under /tmp/work and `exec`s the command
-there. The untrusted code sees a throwaway copy: it cannot touch the worktree we commit from.
+script; in the sandbox the bootstrap unpacks it under /tmp/work, writes the run's extra files
+there (`run(..., files=...)`: the fuzzed program of `app.engine.fuzz.treework.ProgramRunner`)
+and `exec`s the command there. The untrusted code sees a throwaway copy: it cannot touch the
+worktree we commit from.
 
 The worker never follows a link of the checkout: a tracked symlink is packed as a symlink
 (its target text, not what it points at) and re-created as one in the sandbox, where it can
@@ -24,7 +26,7 @@ import os
 import stat
 import subprocess
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +48,13 @@ with zipfile.ZipFile(io.BytesIO(base64.b64decode(DATA))) as archive:
             with open(dest, "wb") as out:
                 out.write(archive.read(info))
             os.chmod(dest, (info.external_attr >> 16) & 0o755 or 0o644)
+for name, text in FILES.items():
+    dest = os.path.join({work!r}, name)
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    if os.path.lexists(dest):
+        os.remove(dest)  # replace the checkout's file or link, never write through a link
+    with open(dest, "w", encoding="utf-8") as out:
+        out.write(text)
 os.chdir({work!r})
 os.execv(sys.executable, [sys.executable] + sys.argv[1:])
 '''
@@ -118,11 +127,14 @@ class TreeRunner:
         data = base64.b64encode(pack_tree(self.root, self.max_bytes)).decode()
         self._script = f"DATA = {data!r}\n" + _BOOTSTRAP.format(work=WORK)
 
-    def run(self, argv: Sequence[str], timeout_s: float) -> ProcessResult:
-        """`python *argv` with the checkout as the working directory (untrusted)."""
+    def run(self, argv: Sequence[str], timeout_s: float, files: Mapping[str, str] | None = None) -> ProcessResult:
+        """`python *argv` with the checkout as the working directory (untrusted). `files`
+        (path relative to the checkout -> text) are written into the copy first, replacing
+        the checkout's own: a program to run, without repacking the checkout for it."""
         if not self._script:
             self.repack()
-        return self.sandbox.run(self._script, timeout_s=timeout_s, argv=list(argv), filename="scrub_boot.py")
+        script = f"FILES = {dict(files or {})!r}\n" + self._script
+        return self.sandbox.run(script, timeout_s=timeout_s, argv=list(argv), filename="scrub_boot.py")
 
 
 def pytest_argv(*targets: str, extra: Sequence[str] = ()) -> list[str]:

@@ -1,5 +1,7 @@
 """Programs and commands over a checkout in the real sandbox; changes come back, guarded."""
 
+import os
+
 import pytest
 
 from app.engine.fuzz.treework import ChangesRefused, CommandRun, ProgramRunner, apply_changes, run_in_copy
@@ -20,6 +22,13 @@ def checkout(tmp_path):
 def test_a_program_imports_the_checkout(checkout):
     result = ProgramRunner(Sandbox(SandboxSpec()), checkout).run("import lib\nraise SystemExit(lib.value() + 6)\n", 60)
     assert result.exit_code == 7
+
+
+@needs_bwrap
+def test_a_program_sees_the_checkouts_links_as_links(checkout):
+    os.symlink("lib/__init__.py", checkout / "alias.py")  # unpacked as TreeRunner does it
+    program = "import os\nraise SystemExit(5 if os.readlink('alias.py') == 'lib/__init__.py' else 3)\n"
+    assert ProgramRunner(Sandbox(SandboxSpec()), checkout).run(program, 60).exit_code == 5
 
 
 @needs_bwrap

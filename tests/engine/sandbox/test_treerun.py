@@ -59,3 +59,19 @@ def test_links_resolve_only_inside_the_sandbox(tmp_path, monkeypatch):
     assert "value 42" in out, out
     assert "alias.py True VALUE = 41" in out
     assert SECRET not in out and SECRET + "-env" not in out
+
+
+@needs_bwrap
+def test_a_runs_files_go_into_the_copy_not_the_pack(tmp_path):
+    root = tmp_path / "checkout"
+    (root / "sub").mkdir(parents=True)
+    (root / "run.py").write_text("print('from the checkout')\n")
+    os.symlink("/proc/self/environ", root / "sub" / "data.txt")  # replaced, not written through
+    runner = TreeRunner(Sandbox(spec()), root)
+    program = "import pathlib\nprint('placed', ascii(pathlib.Path('sub/data.txt').read_text(encoding='utf-8')))\n"
+    placed = runner.run(["run.py"], timeout_s=60, files={"run.py": program, "sub/data.txt": "caf\u00e9"})
+    assert "placed 'caf\\xe9'" in placed.output.text(), placed.output.text()
+    again = runner.run(["run.py"], timeout_s=60)  # the packed checkout is as it was
+    assert "from the checkout" in again.output.text() and "placed" not in again.output.text()
+    assert (root / "run.py").read_text() == "print('from the checkout')\n"
+    assert os.readlink(root / "sub" / "data.txt") == "/proc/self/environ"
