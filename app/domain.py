@@ -102,7 +102,7 @@ def parse_environments(spec: str | dict[str, str] | None, default_python: str) -
 COMMANDS = ("approve", "retry", "bisect", "minimize", "fuzz")
 FORCE_FLAGS = {"bisect": "force_bisect", "minimize": "force_minimize"}
 
-HELP_TEXT = """Scrubbot commands (collaborators only):
+HELP_TEXT = """Scrubbot commands (they need write permission on this repository):
 
 - `/scrub approve`: let a run that waits for approval go on (untrusted or risky repro)
 - `/scrub retry`: run the latest scrub of this issue again from the start

@@ -3,7 +3,8 @@
 `execute_run` loads a run, runs its pipeline on a DB-backed context, and on a handoff
 re-enqueues it on the queue the next stage needs. A transient error (network, database
 connection) propagates so the task can retry it; any other error fails the run with a
-readable message. `execute_command` is a `/scrub` command, after the collaborator check.
+readable message. `execute_command` is a `/scrub` command, after the permission check
+(`app.github.permissions`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from app.db import leases
 from app.db.context import DbRunContext
 from app.db.models import FINISHED, Run, RunStatus
 from app.db.session import Database
+from app.github.permissions import UNKNOWN, may_write, role_of
 from app.github.port import GitHubAPIError
 from app.pipelines import registry
 from app.pipelines.base import Handoff, Stage, run_pipeline
@@ -134,12 +136,15 @@ def fail_run(run_id: int, services: WorkerServices, error: str) -> None:
 
 
 def execute_command(request: CommandRequest, services: WorkerServices) -> str:
+    """`help` answers collaborators; every other command needs write permission on the repository
+    (asked of GitHub; an error is no permission). A refusal is replied to on the issue and
+    changes nothing; it never raises, so the command is not retried or lost silently."""
     github = services.github_for(request.installation_id)
-    if not github.is_collaborator(request.repo, request.user):
-        return f"ignored: {request.user} is not a collaborator of {request.repo}"
     if request.command == "help":
-        github.create_comment(request.repo, request.issue, HELP_TEXT)
-        return "help sent"
+        return _help(github, request)
+    role = role_of(github, request.repo, request.user)
+    if not may_write(role):
+        return _refuse(github, request, role)
     with services.database.session() as session:
         outcome = apply_command(session, request, registry.stage_names(RunKind.issue))
         try:
@@ -150,3 +155,33 @@ def execute_command(request: CommandRequest, services: WorkerServices) -> str:
     if outcome.enqueue_on and outcome.run_id is not None:
         services.enqueuer.run_pipeline(outcome.run_id, outcome.enqueue_on)
     return outcome.message
+
+
+def _help(github: Any, request: CommandRequest) -> str:
+    """The help reply changes nothing: it keeps its collaborator check (docs/security.md)."""
+    try:
+        collaborator = github.is_collaborator(request.repo, request.user)
+    except Exception as exc:  # fail closed: no answer, no help
+        log.warning("collaborator check of %s on %s failed: %s", request.user, request.repo, exc)
+        collaborator = False
+    if not collaborator:
+        return f"ignored: {request.user} is not a collaborator of {request.repo}"
+    github.create_comment(request.repo, request.issue, HELP_TEXT)
+    return "help sent"
+
+
+def _refuse(github: Any, request: CommandRequest, role: str) -> str:
+    command = f"`/scrub {request.command}`"
+    if role == UNKNOWN:
+        why = f"could not check {request.user}'s permission on {request.repo}"
+        reply = (f"@{request.user} Scrubbot could not check your permission on {request.repo} with GitHub, "
+                 f"so {command} was refused. Nothing was changed; please comment it again later.")
+    else:
+        why = f"{request.user}'s role on {request.repo} is {role}; /scrub {request.command} needs write"
+        reply = (f"@{request.user} {command} needs write permission on {request.repo} (admin, maintain or "
+                 f"write); your permission is `{role}`. Nothing was changed.")
+    try:
+        github.create_comment(request.repo, request.issue, reply)
+    except Exception as exc:  # the refusal stands without its reply
+        log.warning("could not reply to %s's refused %s: %s", request.user, command, exc)
+    return f"refused: {why}"

@@ -43,7 +43,9 @@ class GitHubPort(Protocol):
 
     def list_issue_comments(self, repo: str, number: int) -> list[Json]: ...
 
-    def is_collaborator(self, repo: str, username: str) -> bool: ...
+    def is_collaborator(self, repo: str, username: str) -> bool:
+        """Only who gets `/scrub help`: a collaborator may hold read only, so anything that runs
+        code or changes a run asks `permission` instead (app/github/permissions.py)."""
 
     def permission(self, repo: str, username: str) -> str:
         """The user's role on the repository: admin, maintain, write, triage, read or none."""

@@ -1,4 +1,4 @@
-"""`/scrub` commands: parsing, the collaborator check, and what each does to the latest run."""
+"""`/scrub` commands: parsing, the permission check, and what each does to the latest run."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from app.db.models import Run
 from app.db import commands
 from app.domain import ISSUE_STAGES as DOMAIN_ISSUE_STAGES
 from app.domain import HELP_TEXT, Command, CommandRequest, parse_command
+from app.github.port import GitHubAPIError
 from workers.execute import WorkerServices, execute_command
 
 REPO, ISSUE = "o/r", 5
@@ -20,13 +21,28 @@ ISSUE_STAGES = list(DOMAIN_ISSUE_STAGES)
 
 @dataclass
 class FakeGitHub:
-    collaborators: set[str] = field(default_factory=lambda: {"maintainer"})
+    """A public repository: its collaborators have these roles, anyone else reads it."""
+
+    roles: dict[str, str] = field(default_factory=lambda: {"maintainer": "write", "reed": "read", "tess": "triage"})
     comments: list[tuple[str, int, str]] = field(default_factory=list)
+    permission_error: Exception | None = None  # raised by `permission` (and `is_collaborator`)
+    comment_error: Exception | None = None  # raised by `create_comment`
+    asked: list[str] = field(default_factory=list)
 
     def is_collaborator(self, repo: str, username: str) -> bool:
-        return username in self.collaborators
+        if self.permission_error:
+            raise self.permission_error
+        return username in self.roles  # read-only collaborators too
+
+    def permission(self, repo: str, username: str) -> str:
+        self.asked.append(username)
+        if self.permission_error:
+            raise self.permission_error
+        return self.roles.get(username, "read")
 
     def create_comment(self, repo: str, number: int, body: str) -> dict:
+        if self.comment_error:
+            raise self.comment_error
         self.comments.append((repo, number, body))
         return {"id": len(self.comments)}
 
@@ -80,15 +96,85 @@ def test_parse_command(body, expected):
     assert parse_command(body) == expected
 
 
-def test_non_collaborators_are_ignored(services, database, settings, github, enqueuer):
+def unchanged(database, run: Run, enqueuer) -> bool:
+    detail = stored(database, run.id)
+    return (detail.run.status, detail.run.params.get("approved_by"), enqueuer.runs) == (run.status, None, [])
+
+
+@pytest.mark.parametrize("user", ["reed", "tess", "stranger"])  # read, triage, no role of their own
+def test_approve_needs_write_permission_not_being_a_collaborator(services, database, settings, github, enqueuer, user):
+    run = issue_run(database, settings, "awaiting_approval", done=["fetch"])
+    answer = execute_command(request("approve", user), services)
+    assert answer.startswith("refused") and user in answer
+    assert unchanged(database, run, enqueuer)
+    [(repo, issue, reply)] = github.comments
+    assert (repo, issue) == (REPO, ISSUE)
+    assert f"@{user}" in reply and "`/scrub approve`" in reply and "write" in reply
+    assert f"`{github.roles.get(user, 'read')}`" in reply and "Nothing was changed" in reply
+
+
+@pytest.mark.parametrize(("command", "status"), [("retry", "failed"), ("bisect", "succeeded"),
+                                                 ("minimize", "succeeded"), ("fuzz", "succeeded")])
+def test_every_command_that_runs_code_or_changes_a_run_needs_write(services, database, settings, github, enqueuer,
+                                                                    command, status):
+    run = issue_run(database, settings, status, done=ISSUE_STAGES)
+    answer = execute_command(CommandRequest(command, REPO, ISSUE, "reed", 1, "", "7"), services)
+    assert answer.startswith("refused")
+    assert unchanged(database, run, enqueuer) and len(stored(database, run.id).stages) == len(ISSUE_STAGES)
+    with database.session() as session:
+        assert len(queries.list_runs(session)) == 1  # no fuzz run, no new issue run
+    assert len(github.comments) == 1 and f"`/scrub {command}`" in github.comments[0][2]
+
+
+def test_a_custom_role_or_an_empty_answer_is_no_permission(services, database, settings, github, enqueuer):
     run = issue_run(database, settings, "awaiting_approval")
-    assert execute_command(request("approve", "stranger"), services).startswith("ignored")
-    assert stored(database, run.id).run.status == "awaiting_approval"
-    assert github.comments == [] and enqueuer.runs == []
+    github.roles |= {"custom": "security-reviewer", "blank": ""}
+    for user in ("custom", "blank"):
+        assert execute_command(request("approve", user), services).startswith("refused")
+    assert unchanged(database, run, enqueuer)
+
+
+@pytest.mark.parametrize("role", ["write", "maintain", "admin"])
+def test_write_maintain_and_admin_may_approve(services, database, settings, github, enqueuer, role):
+    github.roles["boss"] = role
+    run = issue_run(database, settings, "awaiting_approval", done=["fetch"])
+    assert execute_command(request("approve", "boss"), services) == f"run {run.id} approved by boss"
+    assert stored(database, run.id).run.params["approved_by"] == "boss" and enqueuer.runs == [(run.id, "default")]
+    assert github.comments == [] and github.asked == ["boss"]
+
+
+@pytest.mark.parametrize("error", [GitHubAPIError(403, "Resource not accessible by integration"),
+                                   GitHubAPIError(502, "Bad Gateway"), GitHubAPIError(0, "no answer"),
+                                   RuntimeError("the client broke")])
+def test_when_github_cannot_say_the_command_is_refused_not_dropped(services, database, settings, github, enqueuer,
+                                                                    error):
+    run = issue_run(database, settings, "awaiting_approval")
+    github.permission_error = error
+    answer = execute_command(request("approve"), services)  # the maintainer, but GitHub cannot confirm it
+    assert answer.startswith("refused") and "could not" in answer
+    assert unchanged(database, run, enqueuer)
+    [(_, _, reply)] = github.comments
+    assert "@maintainer" in reply and "could not check" in reply and "Nothing was changed" in reply
+
+
+def test_a_refusal_whose_reply_fails_is_still_a_refusal(services, database, settings, github, enqueuer):
+    run = issue_run(database, settings, "awaiting_approval")
+    github.comment_error = GitHubAPIError(500, "Server Error")
+    assert execute_command(request("approve", "reed"), services).startswith("refused")
+    assert unchanged(database, run, enqueuer)
 
 
 def test_unknown_subcommand_gets_the_help_reply(services, github):
     assert execute_command(request("help"), services) == "help sent"
+    assert github.comments == [(REPO, ISSUE, HELP_TEXT)]
+
+
+def test_help_is_for_collaborators_whatever_their_role(services, github):
+    """`help` changes nothing: it keeps the collaborator check it always had."""
+    assert execute_command(request("help", "reed"), services) == "help sent"
+    assert execute_command(request("help", "stranger"), services).startswith("ignored")
+    github.permission_error = GitHubAPIError(502, "Bad Gateway")
+    assert execute_command(request("help", "tess"), services).startswith("ignored")
     assert github.comments == [(REPO, ISSUE, HELP_TEXT)]
 
 

@@ -127,14 +127,19 @@ def triage(ctx: RunContext, state: State) -> StageResult:
 
 
 def review(ctx: RunContext, state: State) -> StageResult:
-    """Run a repro with a clean scan when a maintainer labelled the issue (whoever wrote the
-    repro) or a collaborator wrote it; anything with findings waits for `/scrub approve`."""
+    """Run a repro with a clean scan when a triager labelled the issue (whoever wrote the
+    repro) or its author has write permission (admin, maintain, write: being a collaborator is
+    not enough, and an unanswered check is no permission); anything with findings waits for
+    `/scrub approve`. `collaborator` in the output: the author may write."""
+    from app.github.permissions import may_write, role_of  # local: keeps this edit to `review`
+
     if skipped := _skip(state):
         return skipped
     repo, number = _target(ctx)
     repro = state["repro"]
     findings = [f.to_dict() for f in security.scan(repro["source"])]
-    collaborator = bool(ctx.github.is_collaborator(repo, repro["author"])) if repro["author"] else False
+    role = role_of(ctx.github, repo, repro["author"] or "")
+    collaborator = may_write(role)
     output = {"findings": findings, "collaborator": collaborator}
     approved_by = ctx.params.get("approved_by")
     if approved_by:
@@ -144,8 +149,8 @@ def review(ctx: RunContext, state: State) -> StageResult:
         who = ctx.params.get("labeled_by")
         return StageResult(summary=f"labelled by {who} ({state['label_role']}); no findings", output=output)
     if collaborator and not findings:
-        return StageResult(summary=f"{repro['author']} is a collaborator; no findings", output=output)
-    why = f"{len(findings)} findings" if findings else f"{repro['author']} is not a collaborator"
+        return StageResult(summary=f"{repro['author']}'s role is {role}; no findings", output=output)
+    why = f"{len(findings)} findings" if findings else f"{repro['author']}'s role is {role}, not write"
     notice = render_notice(Notice("awaiting-approval", source_url=repro["url"], findings=findings,
                                   run_url=_run_url(ctx)))
     ctx.github.upsert_comment(repo, number, comment_marker(ctx.run_id, "issue"), notice)

@@ -68,6 +68,9 @@ def test_notices():
     approval = render_notice(Notice("awaiting-approval", source_url="https://x", findings=[
         {"line": 2, "kind": "shell", "detail": "os.system() runs a command", "snippet": "os.system('ls')"}]))
     assert "/scrub approve" in approval and "line 2, shell" in approval
+    assert "someone with write access to this repository" in approval  # not "a collaborator": may only read
+    clean = render_notice(Notice("awaiting-approval", source_url="https://x", findings=[]))
+    assert "author does not have write access" in clean
     with pytest.raises(ValueError):
         render_notice(Notice("nonsense"))
 

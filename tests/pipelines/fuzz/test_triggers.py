@@ -74,7 +74,7 @@ def test_scrub_fuzz_comment_by_a_stranger_or_without_a_seed_starts_nothing(
     fuzz_world.github.add_collaborator(fuzz_world.project.repo, "maintainer")
     base = dict(command="fuzz", repo=fuzz_world.project.repo, issue=9, user="maintainer")
     assert execute_command(CommandRequest(**base, args="soon"), services).startswith("usage: /scrub fuzz <seed>")
-    assert execute_command(CommandRequest(**{**base, "user": "stranger"}, args="2"), services).startswith("ignored")
+    assert execute_command(CommandRequest(**{**base, "user": "stranger"}, args="2"), services).startswith("refused")
     assert enqueuer.runs == []
 
 

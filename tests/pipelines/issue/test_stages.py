@@ -202,6 +202,27 @@ def test_a_clean_repro_by_a_stranger_also_waits(fake_github):
     assert finished.status == "awaiting_approval"
 
 
+@pytest.mark.parametrize("role", ["read", "triage"])
+def test_a_clean_repro_by_a_collaborator_without_write_permission_waits(fake_github, role):
+    fake_github.add_collaborator(REPO, "reed", role=role)  # a collaborator, but not a writer
+    number = fake_github.add_issue(REPO, body=py("raise RuntimeError('x')"), user="reed")["number"]
+    finished, ctx = scrub(fake_github, number)
+    assert finished.status == "awaiting_approval"
+    assert [r.stage for r in ctx.stages][-1] == "review"  # nothing ran
+    review = next(r for r in ctx.stages if r.stage == "review")
+    assert review.output["collaborator"] is False and f"reed's role is {role}" in review.summary
+    (notice,) = our_comments(fake_github, number)
+    assert "write access" in notice and "/scrub approve" in notice
+
+
+def test_a_clean_repro_waits_when_github_cannot_say_who_its_author_is(fake_github):
+    number = trusted_issue(fake_github, py("raise RuntimeError('x')"))  # by a writer
+    fake_github.inject_failure("GET", "/collaborators/maintainer/permission", status=403, message="Forbidden")
+    finished, ctx = scrub(fake_github, number)
+    assert finished.status == "awaiting_approval"
+    assert "maintainer's role is unknown" in next(r.summary for r in ctx.stages if r.stage == "review")
+
+
 def test_a_clean_repro_by_a_stranger_runs_when_a_triager_labelled_the_issue(fake_github):
     fake_github.add_collaborator(REPO, "triager", role="triage")
     number = fake_github.add_issue(REPO, body=py("raise RuntimeError('x')"), user="stranger")["number"]
