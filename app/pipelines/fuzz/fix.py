@@ -20,7 +20,7 @@ from app.engine.fuzz.summary import SUMMARY_FILE, parse_summary
 from app.engine.fuzz.treework import ChangesRefused, apply_changes, run_in_copy
 from app.engine.git.repo import git
 from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec
-from app.pipelines.base import RunContext, StageResult, State
+from app.pipelines.base import RunContext, StageResult
 from app.pipelines.ci.job import ensure_checkout, halt, halted, phase_clock, run_timeout, tree_runner
 from app.pipelines.fuzz.state import FuzzState
 from app.pipelines.fuzz.verify import check_test, related_tests
@@ -28,17 +28,17 @@ from app.pipelines.fuzz.verify import check_test, related_tests
 CHANGES_TAIL_BYTES = 32 << 20
 
 
-def fix_env(settings, fs: FuzzState) -> dict[str, str]:
+def fix_env(settings, state: FuzzState) -> dict[str, str]:
     """What the fix command sees beyond the sandbox's own environment."""
     names = [n.strip() for n in (settings.fix_env or "").split(",") if n.strip()]
     env = {name: os.environ[name] for name in names if name in os.environ}
-    generated = fs.generated
+    generated = state.generated
     env |= {
         "SCRUBBOT_TEST": f"{generated['path']}::{generated['name']}",
         "SCRUBBOT_TEST_FILE": generated["path"],
-        "SCRUBBOT_FAILURE": fs.error,
-        "SCRUBBOT_FUZZ_SEED": "" if fs.job.seed is None else str(fs.job.seed),
-        "SCRUBBOT_DEVICES": ",".join(fs.failing_devices),
+        "SCRUBBOT_FAILURE": state.error,
+        "SCRUBBOT_FUZZ_SEED": "" if state.job.seed is None else str(state.job.seed),
+        "SCRUBBOT_DEVICES": ",".join(state.failing_devices),
         "SCRUBBOT_SUMMARY_FILE": SUMMARY_FILE,
     }
     return env
@@ -61,20 +61,20 @@ def _revert(worktree: Path, touched: list[str]) -> None:
             (worktree / rel).unlink()
 
 
-def fix_stage(ctx: RunContext, state: State) -> StageResult:
+def fix_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     command = ctx.settings.fix_command
     if not command:
         return StageResult(summary="no fix command configured (SCRUB_FIX_COMMAND): a PR with the test alone",
                            skipped=True)
     if skip := halted(state):
         return skip
-    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "fix")
-    generated = fs.generated
-    worktree = ensure_checkout(ctx, fs.job)
+    clock = phase_clock(ctx, state, "fix")
+    generated = state.generated
+    worktree = ensure_checkout(ctx, state.job)
     (worktree / generated["path"]).parent.mkdir(parents=True, exist_ok=True)
     (worktree / generated["path"]).write_text(generated["marked"])
     try:
-        sandbox = fix_sandbox(ctx, fix_env(ctx.settings, fs))
+        sandbox = fix_sandbox(ctx, fix_env(ctx.settings, state))
     except ValueError as exc:  # a SCRUB_FIX_ENV name that looks like a secret
         fix = {"verified": False, "summary": f"the fix command was not run: {exc}"}
         return StageResult(summary=fix["summary"], output={"fix": fix, **clock.state()})
@@ -100,13 +100,13 @@ def fix_stage(ctx: RunContext, state: State) -> StageResult:
         return StageResult(summary=fix["summary"], output={"fix": fix, **clock.state()})
     runner = tree_runner(ctx, worktree)
     timeout = run_timeout(ctx, clock) * 2
-    devices = fs.device_names()
+    devices = state.device_names()
     passes = check_test(runner, worktree, generated, marked=False, devices=devices, failing=[],
                         exception="", message="", timeout_s=timeout)
-    related = related_tests(runner, generated, fs.operations, timeout)
+    related = related_tests(runner, generated, state.operations, timeout)
     _revert(worktree, touched)
-    reverted = check_test(runner, worktree, generated, marked=False, devices=devices, failing=fs.failing_devices,
-                          exception=state.get("exception", ""), message=state.get("message", ""), timeout_s=timeout)
+    reverted = check_test(runner, worktree, generated, marked=False, devices=devices, failing=state.failing_devices,
+                          exception=state.exception, message=state.message, timeout_s=timeout)
     fix["checks"] = {"passes": passes, "related": related, "fails_when_reverted": reverted}
     problems = []
     if not passes["ok"]:

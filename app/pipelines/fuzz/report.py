@@ -27,104 +27,103 @@ def stage_lines(summaries: list[StageSummary], completed: dict[str, State]) -> l
     return [StageLine(n, by_name[n].status, by_name[n].duration_s, by_name[n].summary) for n in names]
 
 
-def outcome(state: State, settings: Any) -> tuple[str, list[str]]:
-    halt = state.get("halt")
-    if halt:
-        return halt["status"], [halt["reason"]]
+def outcome(state: FuzzState, settings: Any) -> tuple[str, list[str]]:
+    if state.halt:
+        return state.halt.status, [state.halt.reason]
     reasons = []
-    fix = state.get("fix") or {}
-    if settings.fix_command and not fix.get("verified"):
-        reasons.append("the fix was not verified: " + fix.get("summary", "no fix"))
-    if not state.get("pr_url") and not (state.get("offline") and state.get("branch")):
+    if settings.fix_command and not state.fix.get("verified"):
+        reasons.append("the fix was not verified: " + state.fix.get("summary", "no fix"))
+    if not state.pr_url and not (state.offline and state.branch):
         reasons.append("no pull request was opened")
     return ("Partial" if reasons else "Success"), reasons
 
 
-def _facts(fs: FuzzState, state: State) -> list[tuple[str, str]]:
-    facts = [("Input", fs.job.label), ("Repository", f"{fs.job.repo}@{state.get('commit', fs.job.head_sha)[:12]}")]
-    if fs.job.seed is not None and fs.config:
-        facts.append(("Fuzzer", fs.config.get("command", "").replace("{seed}", str(fs.job.seed))))
-    if fs.fuzz_error:
-        facts.append(("Fuzzer's error", fs.fuzz_error))
-    if fs.devices:
-        per = "; ".join(f"{d.device or 'any device'}: {d.error or 'passes'}" for d in fs.devices)
+def _facts(state: FuzzState) -> list[tuple[str, str]]:
+    commit = state.commit or state.job.head_sha  # no commit yet: the run stopped before its checkout
+    facts = [("Input", state.job.label), ("Repository", f"{state.job.repo}@{commit[:12]}")]
+    if state.job.seed is not None and state.config:
+        facts.append(("Fuzzer", state.fuzzer_command))
+    if state.fuzz_error:
+        facts.append(("Fuzzer's error", state.fuzz_error))
+    if state.devices:
+        per = "; ".join(f"{d.device or 'any device'}: {d.error or 'passes'}" for d in state.devices)
         facts.append(("Reproduced in the sandbox", per))
-    if fs.tolerances:
-        facts.append(("Tolerances", ", ".join(f"{k}={v:g}" for k, v in sorted(fs.tolerances.items()))))
-    if state.get("minimized"):
-        facts.append(("Minimized", state["minimized"]["lines"]))
-    if fs.generated:
-        facts.append(("Test", f"{fs.generated['path']}::{fs.generated['name']} ({fs.generated['placement']})"))
+    if state.tolerances:
+        facts.append(("Tolerances", ", ".join(f"{k}={v:g}" for k, v in sorted(state.tolerances.items()))))
+    if state.minimized:
+        facts.append(("Minimized", state.minimized["lines"]))
+    if state.generated:
+        g = state.generated
+        facts.append(("Test", f"{g['path']}::{g['name']} ({g['placement']})"))
     for key, label in (("unmarked", "Without the marker"), ("marked", "With the marker")):
-        check = fs.verification.get(key)
+        check = state.verification.get(key)
         if check:
             facts.append((label, check["summary"]))
-    for name, check in (fs.fix.get("checks") or {}).items():
+    for name, check in (state.fix.get("checks") or {}).items():
         facts.append((f"Fix check: {name.replace('_', ' ')}", check["summary"]))
-    for name, lint in (state.get("lint") or {}).items():
+    for name, lint in state.lint.items():
         facts.append((f"Lint ({name} commit)", lint["summary"]))
-    if state.get("branch"):
-        facts.append(("Branch", state["branch"]))
+    if state.branch:
+        facts.append(("Branch", state.branch))
     return facts
 
 
-def _changes(fs: FuzzState, state: State) -> list[str]:
+def _changes(state: FuzzState) -> list[str]:
     changes = []
-    if fs.generated:
-        changes.append(f"Commit 1: {fs.generated['path']}::{fs.generated['name']}, an expected failure on "
-                       f"{', '.join(fs.failing_devices) or 'every run'}; verified in the sandbox")
-    if fs.fix.get("verified"):
-        changes.append(f"Commit 2: the fix ({', '.join(fs.fix.get('files', []))}), marker removed; verified")
-    elif fs.fix.get("patch"):
-        changes.append("The fix command's change was NOT published: " + fs.fix.get("summary", ""))
+    if state.generated:
+        changes.append(f"Commit 1: {state.generated['path']}::{state.generated['name']}, an expected failure on "
+                       f"{', '.join(state.failing_devices) or 'every run'}; verified in the sandbox")
+    if state.fix.get("verified"):
+        changes.append(f"Commit 2: the fix ({', '.join(state.fix.get('files', []))}), marker removed; verified")
+    elif state.fix.get("patch"):
+        changes.append("The fix command's change was NOT published: " + state.fix.get("summary", ""))
     return changes
 
 
-def _next_steps(fs: FuzzState, state: State, status: str) -> list[str]:
+def _next_steps(state: FuzzState, status: str) -> list[str]:
     steps = []
-    if fs.generated:
-        steps.append(f"Run it: python -m pytest {fs.generated['path']} -k {fs.generated['name']}")
-    if status == "Partial" and fs.fix.get("patch") and not fs.fix.get("verified"):
+    if state.generated:
+        steps.append(f"Run it: python -m pytest {state.generated['path']} -k {state.generated['name']}")
+    if status == "Partial" and state.fix.get("patch") and not state.fix.get("verified"):
         steps.append("Fix the bug by hand (the fix command's attempt is in the run's log), then drop the marker")
-    if state.get("pr_url"):
+    if state.pr_url:
         steps.append("Review the draft PR: land the test (commit 1) and the fix (commit 2)")
     return steps
 
 
-def build_report(state: State, settings: Any, completed: dict[str, State],
+def build_report(state: FuzzState, settings: Any, completed: dict[str, State],
                  summaries: list[StageSummary] = ()) -> RunReport:
-    fs = FuzzState.of(state)
     status, reasons = outcome(state, settings)
     sections = []
     if reasons and status != "Success":
         sections.append(Section("Why not Success", "\n".join(f"- {inline_code(r)}" for r in reasons)))
-    if fs.program:
-        sections.append(Section("Failing program" + (" (minimized)" if state.get("minimized") else ""),
-                                fence(fs.program, "python")))
-    failing_run = next((d for d in fs.devices if d.fails), None)
+    if state.program:
+        sections.append(Section("Failing program" + (" (minimized)" if state.minimized else ""),
+                                fence(state.program, "python")))
+    failing_run = next((d for d in state.devices if d.fails), None)
     if failing_run:
         sections.append(Section("Error", fence(failing_run.output[-2500:])))
-    if fs.fix.get("questions"):
-        sections.append(Section("Fix summary", no_mentions(fs.fix["questions"])))
+    if state.fix.get("questions"):
+        sections.append(Section("Fix summary", no_mentions(state.fix["questions"])))
     for key in ("unmarked", "marked"):
-        check = fs.verification.get(key)
+        check = state.verification.get(key)
         if check and not check["ok"]:
             sections.append(Section("Test output", fence(check["output"])))
-    for check in (fs.fix.get("checks") or {}).values():
+    for check in (state.fix.get("checks") or {}).values():
         if not check["ok"] and check.get("output"):
             sections.append(Section("Fix check output", fence(check["output"])))
-    if state.get("fuzz_output") and not fs.program:
-        sections.append(Section("Fuzzer output", fence(state["fuzz_output"][-3000:])))
+    if state.fuzz_output and not state.program:
+        sections.append(Section("Fuzzer output", fence(state.fuzz_output[-3000:])))
     return RunReport(
-        title=f"Fuzz bug: {fs.job.label} ({fs.job.repo})",
+        title=f"Fuzz bug: {state.job.label} ({state.job.repo})",
         status=status,
-        summary=f"{fs.error} on {', '.join(fs.failing_devices) or 'every run'}" if fs.error else "",
-        pr_url=state.get("pr_url"),
-        test_created=(f"{fs.generated['path']}::{fs.generated['name']}" if fs.generated else None),
-        changes=_changes(fs, state),
+        summary=f"{state.error} on {', '.join(state.failing_devices) or 'every run'}" if state.error else "",
+        pr_url=state.pr_url,
+        test_created=(f"{state.generated['path']}::{state.generated['name']}" if state.generated else None),
+        changes=_changes(state),
         stages=stage_lines(list(summaries), completed),
-        next_steps=_next_steps(fs, state, status),
+        next_steps=_next_steps(state, status),
         contacts=[],
-        facts=_facts(fs, state),
+        facts=_facts(state),
         sections=sections,
     )

@@ -32,7 +32,7 @@ from app.engine.minimize.session import NothingToKeep, minimize_repro, original_
 from app.engine.sandbox.capture import CapturedOutput
 from app.engine.sandbox.runner import ProcessResult
 from app.engine.sandbox.treerun import TreeTooLarge
-from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult, State
+from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
 from app.pipelines.ci.job import ensure_checkout, halt, halted, mirror_cache, phase_clock, remote_for, \
     run_timeout, tree_runner
 from app.pipelines.fuzz.fix import fix_stage
@@ -64,12 +64,12 @@ def _head_of(ctx: RunContext, repo: str, ref: str) -> str:
     raise GitError(f"no commit for {ref or 'the default branch'}")
 
 
-def inputs_stage(ctx: RunContext, state: State) -> StageResult:
+def inputs_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     """The run's params (dispatch inputs `fuzz-seed` / `fuzzed-program`, a comment, the CLI)."""
     params = ctx.params
     repo, ref = params.get("repo", ""), params.get("ref") or ""
     program = params.get("fuzzed-program") or params.get("program") or ""
-    bare = {"job": FuzzJob(repo=repo, trigger=params.get("trigger", "")).to_dict()}
+    bare = {"job": FuzzJob(repo=repo, trigger=params.get("trigger", ""))}
     try:
         seed = _seed(params.get("fuzz-seed", params.get("seed")))
     except ValueError as exc:
@@ -89,54 +89,54 @@ def inputs_stage(ctx: RunContext, state: State) -> StageResult:
         job.head_sha = params.get("head_sha") or _head_of(ctx, repo, ref)
     except GitError as exc:
         return halt("cannot resolve the ref", f"cannot resolve {ref or 'HEAD'}: {exc}", status="Failed",
-                    extra={"job": job.to_dict()})
+                    extra={"job": job})
     return StageResult(summary=f"{job.label} on {repo}@{job.head_sha[:12]}",
-                       output={"job": job.to_dict(), "offline": bool(params.get("offline"))})
+                       output={"job": job, "offline": bool(params.get("offline"))})
 
 
-def checkout_stage(ctx: RunContext, state: State) -> StageResult:
+def checkout_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     if skip := halted(state):
         return skip
-    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
+    clock = phase_clock(ctx, state, "reproduce")
     try:
-        worktree = ensure_checkout(ctx, fs.job)
+        worktree = ensure_checkout(ctx, state.job)
         config = load_fuzz_config(worktree, gpu=bool(ctx.settings.gpu))
     except GitError as exc:
         return halt("checkout failed", f"checkout failed: {exc}", status="Failed", extra=clock.state())
     except FuzzConfigError as exc:
         return halt("bad .github/scrub.yml", str(exc), status="Failed", extra=clock.state())
-    return StageResult(summary=f"{fs.job.repo}@{head_commit(worktree)[:12]}; {config.style} style, "
+    return StageResult(summary=f"{state.job.repo}@{head_commit(worktree)[:12]}; {config.style} style, "
                        f"devices {', '.join(config.devices)}, lint {config.lint}",
                        output={"commit": head_commit(worktree), "config": config.to_dict(), **clock.state()})
 
 
-def fuzz_stage(ctx: RunContext, state: State) -> StageResult:
+def fuzz_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     """Run the repository's fuzzer with the seed (in the sandbox); its output gives the program."""
     if skip := halted(state):
         return skip
-    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
-    if fs.job.seed is None:
+    clock = phase_clock(ctx, state, "reproduce")
+    if state.job.seed is None:
         return StageResult(summary="a fuzzed program was given: no fuzzer to run", skipped=True,
-                           output={"program": fs.job.program, "original_program": fs.job.program})
-    config = FuzzConfig.from_dict(fs.config)
+                           output={"program": state.job.program, "original_program": state.job.program})
+    config = FuzzConfig.from_dict(state.config)
     try:
-        argv = config.fuzz_argv(fs.job.seed)
-        result = tree_runner(ctx, ensure_checkout(ctx, fs.job)).run(argv, run_timeout(ctx, clock))
+        argv = config.fuzz_argv(state.job.seed)
+        result = tree_runner(ctx, ensure_checkout(ctx, state.job)).run(argv, run_timeout(ctx, clock))
     except (FuzzConfigError, TreeTooLarge) as exc:
         return halt("cannot run the fuzzer", str(exc), status="Failed")
     output = result.output.text()
     base = {"fuzz_output": output[-6000:], **clock.state()}
     if result.timed_out:
-        return halt("fuzzer timed out", f"the fuzzer did not finish with seed {fs.job.seed} in time",
+        return halt("fuzzer timed out", f"the fuzzer did not finish with seed {state.job.seed} in time",
                     status="Failed", extra=base)
     try:
         finding = parse_fuzz_output(output)
     except FuzzOutputError as exc:
         return halt("no program in the fuzzer's output", str(exc), status="Failed", extra=base)
     if finding is None:
-        reason = f"the fuzzer ran seed {fs.job.seed} without a failure (exit code {result.exit_code})"
+        reason = f"the fuzzer ran seed {state.job.seed} without a failure (exit code {result.exit_code})"
         return halt("no failure", reason, status="Failed", extra=base)
-    return StageResult(summary=f"seed {fs.job.seed}: {finding.error_line}"[:300],
+    return StageResult(summary=f"seed {state.job.seed}: {finding.error_line}"[:300],
                        output={**base, "program": finding.program, "original_program": finding.program,
                                "fuzz_error": finding.error_line if finding.exception else ""})
 
@@ -163,27 +163,27 @@ def device_list(config: FuzzConfig, facts: ProgramFacts) -> list[str]:
     return list(dict.fromkeys([*config.devices, facts.device]))
 
 
-def reproduce_stage(ctx: RunContext, state: State) -> StageResult:
+def reproduce_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     if skip := halted(state):
         return skip
-    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
-    facts = ProgramFacts.of(fs.program)
-    devices = device_list(FuzzConfig.from_dict(fs.config), facts)
-    runner = program_runner(ctx, ensure_checkout(ctx, fs.job))
+    clock = phase_clock(ctx, state, "reproduce")
+    facts = ProgramFacts.of(state.program)
+    devices = device_list(FuzzConfig.from_dict(state.config), facts)
+    runner = program_runner(ctx, ensure_checkout(ctx, state.job))
     try:
-        runs = run_on_devices(runner, fs.program, devices, run_timeout(ctx, clock))
+        runs = run_on_devices(runner, state.program, devices, run_timeout(ctx, clock))
     except TreeTooLarge as exc:
         return halt("checkout too large", str(exc), status="Failed")
     failing = [r for r in runs if r.fails]
-    output = {"devices": [r.__dict__ for r in runs], "failing_devices": [r.device for r in failing],
+    output = {"devices": runs, "failing_devices": [r.device for r in failing],
               "operations": list(facts.operations), "tolerances": facts.tolerances, **clock.state()}
     if not failing:
         return halt("does not reproduce", "the program runs without error on " +
                     (", ".join(devices) if devices != [""] else "this worker"), status="Failed", extra=output)
-    wanted = fs.fuzz_error.split(":", 1)[0].strip()
+    wanted = state.fuzz_error.split(":", 1)[0].strip()
     same = [r for r in failing if not wanted or r.error.split(":", 1)[0].strip() == wanted]
     if not same:
-        reason = f"the program fails, but with {failing[0].error}, not with the fuzzer's {fs.fuzz_error}"
+        reason = f"the program fails, but with {failing[0].error}, not with the fuzzer's {state.fuzz_error}"
         return halt("a different error", reason, status="Failed", extra=output)
     exception, message = error_of(same[0].output)
     output |= {"error": same[0].error, "exception": exception or same[0].error.split(":", 1)[0],
@@ -192,7 +192,7 @@ def reproduce_stage(ctx: RunContext, state: State) -> StageResult:
     return StageResult(summary=f"{same[0].error} on {where}"[:300], output=output)
 
 
-def minimize_stage(ctx: RunContext, state: State) -> StageResult:
+def minimize_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     """The existing minimizer over the checkout, on a failing device, keeping the same error.
 
     The device statement stays in front of every candidate (`split_device`): a bug that needs
@@ -201,11 +201,11 @@ def minimize_stage(ctx: RunContext, state: State) -> StageResult:
     one device-independent case, which needs every device to fail)."""
     if skip := halted(state):
         return skip
-    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
-    runner = program_runner(ctx, ensure_checkout(ctx, fs.job))
-    device = fs.failing_devices[0]
-    prologue, rest = split_device(on_device(fs.program, device) if device else fs.program)
-    passing = next((d.device for d in fs.devices if not d.fails), None)
+    clock = phase_clock(ctx, state, "reproduce")
+    runner = program_runner(ctx, ensure_checkout(ctx, state.job))
+    device = state.failing_devices[0]
+    prologue, rest = split_device(on_device(state.program, device) if device else state.program)
+    passing = next((d.device for d in state.devices if not d.fails), None)
     timeout = run_timeout(ctx, clock)
     try:
         expected = original_signature(prologue + rest, runner.run, timeout)
@@ -229,19 +229,20 @@ def minimize_stage(ctx: RunContext, state: State) -> StageResult:
         return StageResult(summary="nothing smaller keeps the same error", output={"minimized": None})
     keeps_device = bool(prologue) and needs_device(prologue, result.source)
     smaller = (prologue + result.source) if keeps_device else result.source
-    all_fail = len(fs.failing_devices) == len(fs.devices)
+    all_fail = len(state.failing_devices) == len(state.devices)
     if prologue and not keeps_device and not all_fail:
         return StageResult(summary="the smaller program lost the device it fails on: kept the original",
                            output={"minimized": None})
-    devices = [d.device for d in fs.devices] if keeps_device or not prologue else [""]
+    devices = [d.device for d in state.devices] if keeps_device or not prologue else [""]
     again = run_on_devices(runner, smaller, devices, timeout)
-    if [r.device for r in again if r.fails] != (fs.failing_devices if devices != [""] else [""]):
+    if [r.device for r in again if r.fails] != (state.failing_devices if devices != [""] else [""]):
         return StageResult(summary="the smaller program fails on other devices: kept the original",
                            output={"minimized": None})
     lines = f"{result.original_lines + bool(prologue)} -> {result.final_lines + keeps_device} lines"
-    output = {"program": smaller, "minimized": {"lines": lines}, "operations": operations(smaller) or fs.operations}
+    output = {"program": smaller, "minimized": {"lines": lines},
+              "operations": operations(smaller) or state.operations}
     if devices == [""]:
-        output |= {"devices": [r.__dict__ for r in again], "failing_devices": [""]}
+        output |= {"devices": again, "failing_devices": [""]}
         lines += "; fails without naming a device: one device-independent test"
     return StageResult(summary=lines, output=output)
 
@@ -249,20 +250,20 @@ def minimize_stage(ctx: RunContext, state: State) -> StageResult:
 _ACCELERATORS = ("cuda", "xpu", "rocm", "hpu")
 
 
-def repro_queue(state: State) -> str:
+def repro_queue(state: FuzzState) -> str:
     """repro-gpu once the repository's configured devices name an accelerator, else repro-cpu."""
-    devices = (state.get("config") or {}).get("devices") or ()
+    devices = state.config.get("devices") or ()
     return GPU_QUEUE if any(d in _ACCELERATORS for d in devices) else CPU_QUEUE
 
 
 STAGES: list[Stage] = [
-    Stage("inputs", inputs_stage),
-    Stage("checkout", checkout_stage, queue=repro_queue),
-    Stage("fuzz", fuzz_stage, queue=repro_queue),
-    Stage("reproduce", reproduce_stage, queue=repro_queue),
-    Stage("minimize", minimize_stage, queue=repro_queue, optional=True),
-    Stage("test", test_stage, queue=repro_queue),
-    Stage("fix", fix_stage, queue=repro_queue),
-    Stage("publish", publish_stage),
-    Stage("report", report_stage),
+    Stage("inputs", inputs_stage, state=FuzzState),
+    Stage("checkout", checkout_stage, queue=repro_queue, state=FuzzState),
+    Stage("fuzz", fuzz_stage, queue=repro_queue, state=FuzzState),
+    Stage("reproduce", reproduce_stage, queue=repro_queue, state=FuzzState),
+    Stage("minimize", minimize_stage, queue=repro_queue, optional=True, state=FuzzState),
+    Stage("test", test_stage, queue=repro_queue, state=FuzzState),
+    Stage("fix", fix_stage, queue=repro_queue, state=FuzzState),
+    Stage("publish", publish_stage, state=FuzzState),
+    Stage("report", report_stage, state=FuzzState),
 ]

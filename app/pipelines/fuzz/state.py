@@ -1,15 +1,19 @@
 """The fuzz job's typed state: what it is about (`FuzzJob`) and what its stages found (`FuzzState`).
 
-The pipeline runner keeps a plain dict (stage outputs merge into it, and a retried stage's
-stored output comes back from the database as JSON); `FuzzState.of(state)` gives stages a
-typed view of it, and each stage returns plain dicts made by `to_dict()`.
+`FuzzState` is the fuzz pipeline's `PipelineState` (app.pipelines.state): every stage is
+given `FuzzState.load(stored)` and returns outputs whose keys are its fields. It extends the
+phased jobs' state (`PhasedState`: the phase clocks and the typed `Halt`). The job and the
+per-device runs are typed; they are stored as the same JSON as before (`to_dict()`), so runs
+stored by an earlier version load, and the status page and the CLI read the same keys.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Callable, ClassVar
+
+from app.pipelines.ci.job import PHASED_DECODE, PhasedState
 
 
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
@@ -65,34 +69,66 @@ class DeviceRun:
     error: str  # "Class: message" of the failure, "" when it passed
     output: str = ""
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DeviceRun:
+        return cls(**_known(cls, data))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _device_runs(items: list[dict[str, Any]]) -> list[DeviceRun]:
+    return [DeviceRun.from_dict(item) for item in items]
+
 
 @dataclass
-class FuzzState:
-    """A typed view of the pipeline state (every field optional until its stage ran)."""
+class FuzzState(PhasedState):
+    """The fuzz pipeline's state; each field is unset (its default) until its stage ran."""
 
-    job: FuzzJob
-    config: dict[str, Any] = field(default_factory=dict)
+    DECODE: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        **PHASED_DECODE, "job": FuzzJob.from_dict, "devices": _device_runs}
+
+    # inputs
+    job: FuzzJob = field(default_factory=lambda: FuzzJob(repo=""))
+    offline: bool = False  # the CLI: no GitHub, the branch is pushed to a local repository
+    # checkout
+    commit: str = ""  # the commit checked out
+    config: dict[str, Any] = field(default_factory=dict)  # the repository's FuzzConfig, as a dict
+    # fuzz
     program: str = ""  # the failing program (minimized once the minimize stage ran)
     original_program: str = ""
     fuzz_error: str = ""  # what the fuzzer said the program raised
     fuzz_output: str = ""
+    # reproduce
     error: str = ""  # the error reproduced (Class: message)
     exception: str = ""
+    message: str = ""
     devices: list[DeviceRun] = field(default_factory=list)
     failing_devices: list[str] = field(default_factory=list)
     operations: list[str] = field(default_factory=list)
     tolerances: dict[str, float] = field(default_factory=dict)
+    # minimize: {"lines": "12 -> 3 lines"}, or None when nothing smaller was kept
+    minimized: dict[str, Any] | None = None
+    # test
     generated: dict[str, Any] = field(default_factory=dict)  # path, name, marked, unmarked, style
-    verification: dict[str, Any] = field(default_factory=dict)
+    verification: dict[str, Any] = field(default_factory=dict)  # unmarked / marked: check_test results
+    test_created: str = ""  # the test file's path
+    # fix
     fix: dict[str, Any] = field(default_factory=dict)
-    halt: dict[str, Any] = field(default_factory=dict)
+    # publish
+    branch: str = ""
+    commits: list[str] = field(default_factory=list)
+    pushed: bool = False
+    lint: dict[str, Any] = field(default_factory=dict)  # per commit ("test", "fix"): lint_files results
+    pr_url: str | None = None
+    pr_number: int | None = None
+    # report
+    report_status: str = ""
 
-    @classmethod
-    def of(cls, state: dict[str, Any]) -> FuzzState:
-        data = _known(cls, state)
-        data["job"] = FuzzJob.from_dict(state.get("job") or {"repo": ""})
-        data["devices"] = [DeviceRun(**d) for d in state.get("devices") or []]
-        return cls(**data)
+    @property
+    def fuzzer_command(self) -> str:
+        """The repository's fuzzer command line with this job's seed in it."""
+        return self.config.get("command", "").replace("{seed}", str(self.job.seed))
 
     @property
     def device_independent(self) -> bool:

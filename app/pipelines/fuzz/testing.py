@@ -12,42 +12,42 @@ from __future__ import annotations
 from app.engine.fuzz.config import FuzzConfig
 from app.engine.fuzz.placement import choose_test_file
 from app.engine.testgen.device_test import FuzzTestSpec, fuzz_test
-from app.pipelines.base import RunContext, StageResult, State
+from app.pipelines.base import RunContext, StageResult
 from app.pipelines.ci.job import ensure_checkout, halt, halted, phase_clock, run_timeout, tree_runner
 from app.pipelines.fuzz.state import FuzzState
 from app.pipelines.fuzz.verify import check_test
 
 
-def comment_lines(fs: FuzzState, config: FuzzConfig) -> tuple[str, ...]:
-    job = fs.job
+def comment_lines(state: FuzzState, config: FuzzConfig) -> tuple[str, ...]:
+    job = state.job
     lines = [f"Found by {job.label}; reproduced by Scrubbot."]
     if job.seed is not None:
         lines.append("Fuzzer: " + config.command.replace("{seed}", str(job.seed)))
-    if fs.device_names():
-        lines.append(f"Devices: {', '.join(fs.device_names())}; fails on {', '.join(fs.failing_devices)}.")
-    if fs.tolerances:
-        lines.append("Tolerances: " + ", ".join(f"{k}={v:g}" for k, v in sorted(fs.tolerances.items())))
-    lines.append(f"Error: {fs.error}"[:200])
+    if state.device_names():
+        lines.append(f"Devices: {', '.join(state.device_names())}; fails on {', '.join(state.failing_devices)}.")
+    if state.tolerances:
+        lines.append("Tolerances: " + ", ".join(f"{k}={v:g}" for k, v in sorted(state.tolerances.items())))
+    lines.append(f"Error: {state.error}"[:200])
     return tuple(lines)
 
 
-def test_stage(ctx: RunContext, state: State) -> StageResult:
+def test_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     if skip := halted(state):
         return skip
-    fs, clock = FuzzState.of(state), phase_clock(ctx, state, "reproduce")
-    config = FuzzConfig.from_dict(fs.config)
-    worktree = ensure_checkout(ctx, fs.job)
-    placement = choose_test_file(worktree, tuple(fs.operations), compiles="compile(" in fs.program,
+    clock = phase_clock(ctx, state, "reproduce")
+    config = FuzzConfig.from_dict(state.config)
+    worktree = ensure_checkout(ctx, state.job)
+    placement = choose_test_file(worktree, tuple(state.operations), compiles="compile(" in state.program,
                                  style=config.style, configured=config.test_file)
     target = worktree / placement.path
     if target.is_symlink():
         return halt("test file is a symlink", f"{placement.path} is a symlink; not writing through it",
                     status="Partial")
     existing = target.read_text() if placement.exists else None
-    spec = FuzzTestSpec(fs.job.test_name, fs.program, config.style, tuple(fs.device_names()),
-                    tuple(fs.failing_devices), comment_lines(fs, config), f"{fs.job.label}: {fs.error}")
+    spec = FuzzTestSpec(state.job.test_name, state.program, config.style, tuple(state.device_names()),
+                    tuple(state.failing_devices), comment_lines(state, config), f"{state.job.label}: {state.error}")
     try:
-        test = fuzz_test(spec, placement.path, existing, f"Fuzz repros found by Scrubbot ({fs.job.repo}).")
+        test = fuzz_test(spec, placement.path, existing, f"Fuzz repros found by Scrubbot ({state.job.repo}).")
     except SyntaxError as exc:
         return halt("cannot add the test", f"{placement.path} cannot take the test: {exc}", status="Partial")
     generated = {"path": placement.path, "name": test.name, "marked": test.marked, "unmarked": test.unmarked,
@@ -55,8 +55,8 @@ def test_stage(ctx: RunContext, state: State) -> StageResult:
                  "rewrote_assertion": test.rewrote_assertion}
     runner = tree_runner(ctx, worktree)
     timeout = run_timeout(ctx, clock) * 2
-    check = dict(devices=fs.device_names(), failing=fs.failing_devices, exception=state.get("exception", ""),
-                 message=state.get("message", ""), timeout_s=timeout)
+    check = dict(devices=state.device_names(), failing=state.failing_devices, exception=state.exception,
+                 message=state.message, timeout_s=timeout)
     unmarked = check_test(runner, worktree, generated, marked=False, **check)
     output = {"generated": generated, "verification": {"unmarked": unmarked}, "test_created": placement.path}
     if not unmarked["ok"]:

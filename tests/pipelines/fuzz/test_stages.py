@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from app.engine.git.repo import SCRUBBOT_EMAIL, git, remote_branch_tip
-from app.pipelines.base import run_pipeline
-from app.pipelines.fuzz.stages import STAGES
+from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, Handoff, run_pipeline
+from app.pipelines.fuzz.stages import STAGES, repro_queue
+from app.pipelines.fuzz.state import FuzzState
+from app.pipelines.memory import MemoryRunContext, StageRecord
+from app.settings import Settings
 from tests.fakes.fuzz_project import BREAKING_FIX_MEAN, FIX_MEAN, FIX_SOFTPLUS, NON_FIX
 
 
@@ -127,3 +130,52 @@ def test_retry_updates_the_same_branch_and_pull_request(fuzz_world):
     assert again["pushed"] is False  # the same change on the same base: the branch is left as it was
     assert remote_branch_tip(fuzz_world.project.bare, "scrub/fuzz-1") == state["commits"][-1]
     assert [w.method for w in fuzz_world.github.writes_to(path_contains="/pulls")] == ["POST"]
+
+
+def test_the_queue_rule_reads_the_devices_of_the_typed_state():
+    assert repro_queue(FuzzState.load({"config": {"devices": ["cpu", "cuda"]}})) == GPU_QUEUE
+    assert repro_queue(FuzzState.load({"config": {"devices": ["cpu"]}})) == CPU_QUEUE
+    assert repro_queue(FuzzState()) == CPU_QUEUE  # before the checkout read the repository's config
+
+
+def test_a_run_resumed_on_the_cpu_queue_hands_an_accelerator_fuzz_stage_to_the_gpu_queue(tmp_path):
+    ctx = MemoryRunContext(settings=Settings(data_dir=tmp_path), queue=CPU_QUEUE, params={"repo": "acme/tlib"})
+    ctx.stages = [StageRecord("inputs", "done", output={"job": {"repo": "acme/tlib", "seed": 4}}),
+                  StageRecord("checkout", "done", output={"config": {"devices": ["cpu", "cuda"]}})]
+    assert run_pipeline(STAGES, ctx) == Handoff(queue=GPU_QUEUE, stage="fuzz")
+
+
+def test_bad_inputs_halt_the_run_and_every_later_stage_skips(tmp_path):
+    ctx = MemoryRunContext(settings=Settings(data_dir=tmp_path), params={"repo": "acme/tlib"})
+    finished = run_pipeline(STAGES, ctx, any_queue=True)
+    assert finished.status == "failed"
+    reason = "give exactly one of a fuzz seed or a fuzzed program"
+    assert ctx.completed_stages()["inputs"]["halt"] == {"reason": reason, "status": "Failed", "phase": "",
+                                                        "stage": ""}
+    skipped = [r.stage for r in ctx.stages if r.status == "skipped" and r.summary == f"skipped: {reason}"]
+    assert skipped == ["checkout", "fuzz", "reproduce", "minimize", "test", "publish"]  # fix: no command set
+    assert "**Status**: Failed" in ctx.artifacts["report.md"][1] and reason in ctx.artifacts["report.md"][1]
+
+
+def test_a_run_halted_under_the_dict_based_state_resumes_and_reports_its_halt(tmp_path):
+    # Stage outputs stored by the previous code: plain JSON, `halt` a dict without phase or stage.
+    halt = {"reason": "the program runs without error on cpu", "status": "Failed"}
+    program = "import tlib\ntlib.mean(tlib.tensor([1.0]))\n"
+    ctx = MemoryRunContext(settings=Settings(data_dir=tmp_path), params={"repo": "acme/tlib"})
+    ctx.stages = [
+        StageRecord("inputs", "done", output={"job": {"repo": "acme/tlib", "seed": 7, "head_sha": "c" * 40},
+                                              "offline": False}),
+        StageRecord("checkout", "done", output={"commit": "c" * 40, "config": {"devices": ["cpu"]},
+                                                "phase_reproduce_started": 1700000000.0}),
+        StageRecord("fuzz", "done", output={"program": program, "original_program": program, "fuzz_error": ""}),
+        StageRecord("reproduce", "done", output={"halt": halt, "failing_devices": [], "operations": ["mean"],
+                                                 "devices": [{"device": "cpu", "fails": False, "error": "",
+                                                              "output": ""}]}),
+    ]
+    finished = run_pipeline(STAGES, ctx, any_queue=True)
+    assert finished.status == "failed" and finished.verdict == "failed: no failing test"
+    skipped = [r.stage for r in ctx.stages if r.status == "skipped" and r.summary == f"skipped: {halt['reason']}"]
+    assert skipped == ["minimize", "test", "publish"]
+    report = ctx.artifacts["report.md"][1]
+    assert "**Status**: Failed" in report and halt["reason"] in report and "cpu: passes" in report
+    assert ctx.artifacts["fuzzed_program.py"] == ("repro", program)
