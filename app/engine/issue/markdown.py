@@ -127,17 +127,22 @@ class Repro:
     created_at: str
     by_original_poster: bool
     self_contained: bool = field(default=True)
+    # The source is the CPU part of the posted repro (triage dropped a CUDA-only comparison).
+    cuda_dropped: bool = False
 
     @property
     def lines(self) -> int:
         return code_lines(self.source)
 
     def to_dict(self) -> Json:
-        return asdict(self) | {"lines": self.lines}
+        data = asdict(self)
+        dropped = data.pop("cuda_dropped")
+        return data | {"lines": self.lines} | ({"cuda_dropped": True} if dropped else {})
 
     @classmethod
     def from_dict(cls, data: Json) -> Repro:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        """From `to_dict()` (`lines` is derived); fields with a default may be absent."""
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 def _login(post: Json) -> str:
@@ -251,6 +256,11 @@ class ReportedError:
 
     def to_dict(self) -> Json:
         return asdict(self) | {"expect": self.expect}
+
+    @classmethod
+    def from_dict(cls, data: Json) -> ReportedError:
+        """From `to_dict()` (`expect` is derived)."""
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 def last_exception(text: str) -> ReportedError | None:

@@ -57,6 +57,10 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+
 
 def scan(source: str) -> list[Finding]:
     """Every checklist concern in `source`, ordered by line. Unparseable code is a finding."""

@@ -63,6 +63,10 @@ class Triage:
     def to_dict(self) -> Json:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: Json) -> Triage:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
 
 def needs_cuda(source: str) -> bool:
     """The repro asks for a CUDA device (so it must run on a `repro-gpu` worker)."""

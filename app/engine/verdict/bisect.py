@@ -54,6 +54,11 @@ class BisectResult:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BisectResult:
+        return cls(data["first_changed"], data["last_unchanged"], data["oldest_outcome"],
+                   dict(data["probes"]), data["rounds"])
+
 
 def start(labels: list[str], known: dict[str, bool] | None = None) -> BisectState:
     """A fresh search; `known` outcomes (e.g. the newest, just run by the reproduce stage) are kept."""

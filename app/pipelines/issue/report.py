@@ -1,6 +1,7 @@
 """Pipeline state -> what the issue pipeline says: the comment, labels, close, and the run report.
 
-`build_report(ctx, state)` decides, per verdict, what `publish` will write:
+`build_report(ctx, state)` (the typed `IssueState`) decides, per verdict, what `publish` will
+write (a `PublishPlan`):
 
 | verdict | comment | labels | close |
 | --- | --- | --- | --- |
@@ -18,6 +19,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from app.domain import ISSUE_STAGES, StageSummary
@@ -28,6 +30,8 @@ from app.engine.report.render import (
     IssueComment, Notice, RunReport, Section, StageLine, fence, no_mentions, render_issue_comment,
     render_notice, render_run_report,
 )
+from app.pipelines.issue.state import IssueState, PublishPlan, Reproduction
+from app.pipelines.state import plain
 
 Json = dict[str, Any]
 STAGE_ORDER = ISSUE_STAGES
@@ -48,111 +52,112 @@ _NEXT_STEPS = {
 }
 
 
-def _version(state: Json) -> str:
-    result = (state.get("reproduction") or {}).get("result") or {}
+def _version(state: IssueState) -> str:
+    result = state.reproduction.result if state.reproduction else {}
     return str(result.get("torch_version") or result.get("environment") or "unknown")
 
 
-def _comment(state: Json) -> str | None:
-    verdict, repro = state.get("verdict"), state.get("repro") or {}
-    reproduction = state.get("reproduction") or {}
+def _comment(state: IssueState) -> str | None:
+    verdict, repro = state.verdict, state.repro
+    # set whenever the verdict came from running the repro (the verdicts that get a comment)
+    reproduction = state.reproduction or Reproduction(verdict=verdict or "")
     if verdict == "screenshot-only":
         return render_notice(Notice("screenshot-only"))
     if verdict == "unavailable-hardware":
-        detail = state.get("hardware") or (state.get("triage") or {}).get("reason", "").removeprefix("the repro needs ")
+        detail = state.hardware or (state.triage.reason if state.triage else "").removeprefix("the repro needs ")
         return render_notice(Notice("unavailable-hardware", detail=detail.removesuffix(", which no worker has")))
     if verdict == verdicts.INCONCLUSIVE:
         return render_notice(Notice("inconclusive", detail=_version(state)))
     if verdict == verdicts.MISSING_DEPENDENCY:
-        module = verdicts.missing_module(reproduction.get("result") or {}) or "a package"
+        module = verdicts.missing_module(reproduction.result) or "a package"
         return render_notice(Notice("missing-dependency", detail=module))
     if verdict not in (verdicts.REPRODUCES, verdicts.FIXED, verdicts.DIFFERENT):
         return None
-    found = (state.get("bisect") or {})
+    found = state.bisect
     comment = IssueComment(
         reproduces=verdict == verdicts.REPRODUCES,
         version=_version(state),
-        source_url=repro.get("url"),
-        source_author=repro.get("author"),
-        minimized=(state.get("minimized") or {}).get("source"),
-        flaky_ratio=reproduction.get("flaky_ratio"),
+        source_url=repro.url if repro else None,
+        source_author=repro.author if repro else None,
+        minimized=state.minimized.source if state.minimized else None,
+        flaky_ratio=reproduction.flaky_ratio,
         **_evidence(reproduction),
     )
-    if found.get("first_changed") and found.get("oldest_outcome") is True:
-        comment.fixed_in, comment.last_broken = found["first_changed"], found["last_unchanged"]
-    elif found.get("first_changed") and found.get("oldest_outcome") is False:
-        comment.regressed_in, comment.last_good = found["first_changed"], found["last_unchanged"]
+    if found and found.first_changed and found.oldest_outcome is True:
+        comment.fixed_in, comment.last_broken = found.first_changed, found.last_unchanged
+    elif found and found.first_changed and found.oldest_outcome is False:
+        comment.regressed_in, comment.last_good = found.first_changed, found.last_unchanged
     if verdict == verdicts.DIFFERENT:
-        comment.different_error = reproduction.get("description")
-        comment.reported_error = verdicts.describe_reported(state.get("reported"))
+        comment.different_error = reproduction.description
+        comment.reported_error = verdicts.describe_reported(plain(state.reported))
     return render_issue_comment(comment)
 
 
-def _evidence(reproduction: Json) -> Json:
+def _evidence(reproduction: Reproduction) -> Json:
     """What the runs showed, for the comment: the failure, its frame in the repro, the counts."""
-    result = reproduction.get("result") or {}
-    interval = reproduction.get("interval")
+    result = reproduction.result
+    interval = reproduction.interval
     frames = [f for f in traceback_frames(result.get("output_tail") or "") if f.path.endswith("repro.py")]
     frame = f"repro.py, line {frames[-1].line}" + (f": {frames[-1].code}" if frames[-1].code else "") if frames else None
     output = [line for line in (result.get("output_tail") or "").splitlines() if line.strip()]
     now = None
-    if reproduction.get("verdict") == verdicts.FIXED and result.get("outcome") == "error":
-        now = f"the repro raises {str(reproduction.get('description'))[:200]!r}, the error the report expected instead"
+    if reproduction.verdict == verdicts.FIXED and result.get("outcome") == "error":
+        now = f"the repro raises {str(reproduction.description)[:200]!r}, the error the report expected instead"
     elif result.get("outcome") == "passed":
         now = "the repro runs to completion" + (f"; its last output line is `{output[-1][:200].replace('`', chr(39))}`" if output else "")
     return {
-        "observed": reproduction.get("description") if result.get("outcome") != "passed" else None,
+        "observed": reproduction.description if result.get("outcome") != "passed" else None,
         "frame": frame,
-        "runs": int(reproduction.get("runs") or 0),
-        "failures": int(reproduction.get("reproduced") or 0),
+        "runs": int(reproduction.runs or 0),
+        "failures": int(reproduction.reproduced or 0),
         "interval": tuple(interval) if interval else None,
         "now": now,
     }
 
 
-def publish_plan(state: Json) -> Json:
+def publish_plan(state: IssueState) -> PublishPlan:
     """What `publish` writes: a comment body (no marker), labels, close."""
-    verdict = state.get("verdict")
+    verdict = state.verdict
     if verdict == "closed":
-        return {"nothing": True}
-    tri = state.get("triage") or {}
-    return {
-        "comment": _comment(state),
-        "add_labels": list(tri.get("add_labels", [])),
-        "remove_labels": list(tri.get("remove_labels", [])),
-        "close": verdict == verdicts.FIXED,
-    }
+        return PublishPlan(nothing=True)
+    tri = state.triage
+    return PublishPlan(
+        comment=_comment(state),
+        add_labels=list(tri.add_labels) if tri else [],
+        remove_labels=list(tri.remove_labels) if tri else [],
+        close=verdict == verdicts.FIXED,
+    )
 
 
-def _status(state: Json, failed: list[str]) -> str:
+def _status(state: IssueState, failed: list[str]) -> str:
     if failed:
         return "Partial"
     partial = (verdicts.DIFFERENT, verdicts.INCONCLUSIVE, verdicts.MISSING_DEPENDENCY, "unavailable-hardware")
-    return "Partial" if state.get("verdict") in partial else "Success"
+    return "Partial" if state.verdict in partial else "Success"
 
 
-def _sections(state: Json) -> list[Section]:
+def _sections(state: IssueState) -> list[Section]:
     sections = []
-    if state.get("reported"):
-        sections.append(Section("Reported Error", fence(verdicts.describe_reported(state["reported"]), "text")))
-    if repro := state.get("repro"):
-        sections.append(Section("Selected Repro", f"From {repro['url']} by {no_mentions(repro['author'])} "
-                                f"({repro['lines']} lines).\n\n{fence(repro['source'], 'python')}"))
-    if findings := state.get("findings"):
-        lines = [f"- line {f['line']}, {f['kind']}: {no_mentions(f['detail'])}" for f in findings]
+    if state.reported:
+        sections.append(Section("Reported Error", fence(verdicts.describe_reported(plain(state.reported)), "text")))
+    if repro := state.repro:
+        sections.append(Section("Selected Repro", f"From {repro.url} by {no_mentions(repro.author)} "
+                                f"({repro.lines} lines).\n\n{fence(repro.source, 'python')}"))
+    if findings := state.findings:
+        lines = [f"- line {f.line}, {f.kind}: {no_mentions(f.detail)}" for f in findings]
         sections.append(Section("Security Review", "\n".join(lines)))
-    if reproduction := state.get("reproduction"):
-        result = reproduction["result"]
-        head = (f"{reproduction['verdict']}: {no_mentions(reproduction['description'])} on "
+    if reproduction := state.reproduction:
+        result = reproduction.result
+        head = (f"{reproduction.verdict}: {no_mentions(reproduction.description)} on "
                 f"{result['environment']} (PyTorch {result['torch_version']}), "
-                f"{reproduction['reproduced']}/{reproduction['runs']} runs reproduced.")
+                f"{reproduction.reproduced}/{reproduction.runs} runs reproduced.")
         sections.append(Section("Reproduction", f"{head}\n\n{fence(result.get('output_tail') or '(no output)', 'text')}"))
-    if probes := (state.get("bisect") or {}).get("probes"):
+    if state.bisect and (probes := state.bisect.probes):
         sections.append(Section("Bisection", "\n".join(f"- {label}: {'reproduces' if hit else 'passes'}"
                                                        for label, hit in probes.items())))
-    if minimized := state.get("minimized"):
-        sections.append(Section("Minimized Repro", f"{minimized['original_lines']} -> {minimized['final_lines']} "
-                                f"lines.\n\n{fence(minimized['source'], 'python')}"))
+    if minimized := state.minimized:
+        sections.append(Section("Minimized Repro", f"{minimized.original_lines} -> {minimized.final_lines} "
+                                f"lines.\n\n{fence(minimized.source, 'python')}"))
     return sections
 
 
@@ -161,27 +166,34 @@ def stage_lines(summaries: list[StageSummary], done: dict[str, Json]) -> list[St
     return [StageLine(s.stage, s.status, s.duration_s, s.summary) for s in summaries if s.stage in done]
 
 
-def build_report(ctx: Any, state: Json) -> Json:
+@dataclass(frozen=True)
+class IssueReport:
+    report: str  # the run report (markdown)
+    headline: str  # one line, the report stage's summary
+    publish: PublishPlan
+
+
+def build_report(ctx: Any, state: IssueState) -> IssueReport:
     """The run report (markdown), a one-line headline and the publish plan."""
     repo, number = ctx.params.get("repo"), ctx.params.get("issue")
     done = ctx.completed_stages()
     stages = stage_lines(ctx.stage_summaries(), done)
     failed = [name for name in STAGE_ORDER[:STAGE_ORDER.index("report")] if name not in done]
-    verdict = state.get("verdict") or "unknown"
+    verdict = state.verdict or "unknown"
     plan = publish_plan(state)
-    issue = state.get("issue") or {}
+    issue = state.issue
     report = RunReport(
         title=f"Scrub of {repo}#{number}: {issue.get('title', '')}",
         status=_status(state, failed),
         summary=f"verdict {verdict}",
         facts=[("Issue", issue.get("html_url", "")), ("Verdict", verdict),
-               ("PyTorch", _version(state)), ("Triage", (state.get("triage") or {}).get("reason", ""))]
+               ("PyTorch", _version(state)), ("Triage", state.triage.reason if state.triage else "")]
         + ([("Stages not completed", ", ".join(failed))] if failed else []),
         changes=[],
         stages=stages,
         next_steps=[_NEXT_STEPS.get(verdict, "Look at the run log.")],
         contacts=[f"{issue['user']['login']} (reporter)"] if (issue.get("user") or {}).get("login") else [],
-        sections=_sections(state) + ([Section("Issue Comment", fence(plan["comment"], "markdown"))]
-                                     if plan.get("comment") else []),
+        sections=_sections(state) + ([Section("Issue Comment", fence(plan.comment, "markdown"))]
+                                     if plan.comment else []),
     )
-    return {"report": render_run_report(report), "headline": f"verdict {verdict}", "publish": plan}
+    return IssueReport(render_run_report(report), f"verdict {verdict}", plan)

@@ -1,14 +1,14 @@
 """The issue pipeline's code-running steps, over the sandbox/reproduce/minimize engine.
 
-Three calls, each returning plain JSON-ready data a stage can store:
+Three calls, each returning what a stage can store (the types are in `state.py`):
 
-- `reproduce(settings, source, reported, label)`: run the repro in the sandbox on the
-  environment `label`, repeat to tell deterministic from flaky, and give the verdict against
-  the reported error (`app.engine.verdict.classify`).
+- `reproduce(settings, source, reported, label) -> Reproduction`: run the repro in the sandbox
+  on the environment `label`, repeat to tell deterministic from flaky, and give the verdict
+  against the reported error (`app.engine.verdict.classify`).
 - `probe(settings, source, reported, label) -> bool`: one run; does it reproduce there?
   (the bisection probe).
-- `minimize_repro(settings, source, label)`: shrink while it fails with the same signature
-  (`app.engine.minimize.session`); None when nothing smaller was found.
+- `minimize_repro(settings, source, label) -> Minimized | None`: shrink while it fails with
+  the same signature (`app.engine.minimize.session`); None when nothing smaller was found.
 
 Settings are read here (the pipeline layer), never in the engine.
 """
@@ -23,6 +23,7 @@ from app.engine.verdict.flaky import SequentialRule, estimate
 from app.engine.sandbox.environments import InterpreterError, probe_interpreter
 from app.engine.verdict.reproduce import read_process
 from app.engine.sandbox.runner import Limits, SandboxSpec, run_sandboxed
+from app.pipelines.issue.state import Minimized, Reproduction
 
 Json = dict[str, Any]
 # The issue's stop rule: 5 reproducing runs decide "deterministic" (0.5^5 = 0.03 <= alpha);
@@ -66,7 +67,7 @@ def _torch_version(python: str) -> str | None:
 
 
 def reproduce(settings: Any, source: str, reported: Json | None, label: str | None = None,
-              *, self_checking: bool = False, expected_exception: str | None = None) -> Json:
+              *, self_checking: bool = False, expected_exception: str | None = None) -> Reproduction:
     """Run until `ISSUE_RULE` settles it, the sequential rule `scrub repro --adaptive` and the
     CI rerun use (with the issue's own error rates):
 
@@ -96,17 +97,17 @@ def reproduce(settings: Any, source: str, reported: Json | None, label: str | No
         verdict = max(set(others), key=others.count) if others else verdicts.FIXED
     first = next(r for r, v in zip(runs, seen) if v == verdict) if verdict in seen else runs[0]
     rate = estimate(hits, len(runs))
-    return {
-        "verdict": verdict,
-        "flaky_ratio": verdicts.flaky_ratio(seen),
-        "runs": len(runs),
-        "reproduced": hits,
-        "rate": round(rate.rate, 4),
-        "interval": [round(rate.interval[0], 4), round(rate.interval[1], 4)],
-        "outcomes": _counts(r["outcome"] for r in runs),  # each sandboxed run's outcome (for /metrics)
-        "result": first,
-        "description": verdicts.describe(first),
-    }
+    return Reproduction(
+        verdict=verdict,
+        flaky_ratio=verdicts.flaky_ratio(seen),
+        runs=len(runs),
+        reproduced=hits,
+        rate=round(rate.rate, 4),
+        interval=[round(rate.interval[0], 4), round(rate.interval[1], 4)],
+        outcomes=_counts(r["outcome"] for r in runs),  # each sandboxed run's outcome (for /metrics)
+        result=first,
+        description=verdicts.describe(first),
+    )
 
 
 def _counts(values: Any) -> dict[str, int]:
@@ -130,7 +131,7 @@ def probe(settings: Any, source: str, reported: Json | None, label: str) -> bool
     return verdicts.classify(reported, run_once(settings, source, label)) == verdicts.REPRODUCES
 
 
-def minimize_repro(settings: Any, source: str, label: str) -> Json | None:
+def minimize_repro(settings: Any, source: str, label: str) -> Minimized | None:
     """Shrink `source` while it fails with the same signature (fork server for candidates, a cold
     re-check of the result). None when nothing smaller was found or the result does not hold."""
     from app.engine.minimize import code_lines
@@ -152,11 +153,11 @@ def minimize_repro(settings: Any, source: str, label: str) -> Json | None:
     result = outcome.result
     if not outcome.reproduces or code_lines(result.source) >= code_lines(source):
         return None
-    return {
-        "source": result.source,
-        "original_lines": code_lines(source),
-        "final_lines": code_lines(result.source),
-        "candidates": result.stats.candidates,
-        "wall_s": round(result.wall_s, 3),
-        "timed_out": result.timed_out,
-    }
+    return Minimized(
+        source=result.source,
+        original_lines=code_lines(source),
+        final_lines=code_lines(result.source),
+        candidates=result.stats.candidates,
+        wall_s=round(result.wall_s, 3),
+        timed_out=result.timed_out,
+    )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.engine.issue.markdown import (
-    CodeBlock, Repro, code_blocks, is_python_block, is_self_contained, repro_candidates, reported_error,
-    select_repro, triage,
+    CodeBlock, ReportedError, Repro, Triage, code_blocks, is_python_block, is_self_contained, repro_candidates,
+    reported_error, select_repro, triage,
 )
 
 FENCE = "```"
@@ -102,6 +102,17 @@ def test_repro_round_trips_through_plain_data():
     assert Repro.from_dict(repro.to_dict()) == repro
 
 
+def test_a_repro_whose_cuda_part_was_dropped_says_so_only_then():
+    repro = Repro("x = 1\ny = 2\n", "op", "u", "t", True)
+    assert "cuda_dropped" not in repro.to_dict()  # the keys a stored repro always had
+    dropped = Repro("x = 1\n", "op", "u", "t", True, cuda_dropped=True)
+    assert dropped.to_dict()["cuda_dropped"] is True and dropped.to_dict()["lines"] == 1
+    assert Repro.from_dict(dropped.to_dict()) == dropped
+    stored = {"source": "x = 1\n", "author": "op", "url": "u", "created_at": "t", "by_original_poster": True,
+              "lines": 7}  # fields with a default may be missing; `lines` is derived, not read
+    assert Repro.from_dict(stored) == Repro("x = 1\n", "op", "u", "t", True)
+
+
 # -- the reported error ---------------------------------------------------------------------
 
 
@@ -136,6 +147,13 @@ def test_an_exception_raised_in_the_repro_code_is_not_the_reported_error():
     assert reported_error(py("raise RuntimeError('from the code')")) is None
 
 
+@pytest.mark.parametrize("error", [ReportedError("exception", "ValueError", "bad shape"), ReportedError("hang")])
+def test_reported_error_round_trips_through_plain_data(error):
+    data = error.to_dict()
+    assert data["expect"] == error.expect  # what the verdict engine matches on
+    assert ReportedError.from_dict(data) == error
+
+
 # -- triage ---------------------------------------------------------------------------------
 
 REPRO = Repro("import torch\nraise RuntimeError('x')\n", "op", "u", "t", True)
@@ -161,6 +179,15 @@ def test_triage_decisions(the_issue, repro, decision, labels):
     result = triage(the_issue, repro)
     assert (result.decision, result.add_labels) == (decision, labels)
     assert result.stops is (decision != "actionable")
+
+
+def test_triage_round_trips_through_plain_data():
+    decision = triage(issue(labels=["needs reproduction"]), REPRO)
+    assert decision.remove_labels == ["needs reproduction"]
+    assert Triage.from_dict(decision.to_dict()) == decision
+    every_field = Triage("actionable", "cpu part", add_labels=["a"], remove_labels=["b"], needs_cuda=True,
+                         cpu_source="x = 1")
+    assert Triage.from_dict(every_field.to_dict()) == every_field
 
 
 def test_images_without_code_are_screenshot_only():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.engine.issue.review import scan
+from app.engine.issue.review import Finding, scan
 
 
 def kinds(source: str) -> list[tuple[str, int]]:
@@ -44,6 +44,11 @@ def test_each_checklist_item_is_found(source, kind):
 def test_findings_carry_the_line_and_code():
     (finding,) = scan("import torch\n\nx = eval('torch.ones(2)')\n")
     assert (finding.kind, finding.line, finding.snippet) == ("dynamic-code", 3, "x = eval('torch.ones(2)')")
+
+
+def test_a_finding_round_trips_through_plain_data():
+    (finding,) = scan("import os\nos.system('id')\n")
+    assert Finding.from_dict(finding.to_dict()) == finding
 
 
 @pytest.mark.parametrize("source", [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.engine.verdict.bisect import BisectState, advance, bisect, next_probes, start
+from app.engine.verdict.bisect import BisectResult, BisectState, advance, bisect, next_probes, start
 
 LABELS = [f"2.{i}" for i in range(10)]
 
@@ -95,3 +95,9 @@ def test_the_change_is_described_as_a_fix_or_a_regression_with_both_versions():
     assert describe_change(regressed, passes_then_fails.get) == "regressed in 2.13.0 (passes in 2.12.0)"
     assert describe_change(fixed) == "changed in 2.14.1 (after 2.13.0)"  # outcomes unknown
     assert describe_change(BisectResult(None, None, True, {}, 1)) == "no change across the environments"
+
+
+def test_a_bisect_result_round_trips_through_json():
+    found = bisect(LABELS, lambda label: label in ("2.0", "2.1"))
+    assert found.first_changed  # a result with every field set
+    assert BisectResult.from_dict(json.loads(json.dumps(found.to_dict()))) == found

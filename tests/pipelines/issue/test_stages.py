@@ -13,7 +13,12 @@ import pytest
 from app.github.client import GitHubClient
 from app.pipelines.base import Finished, run_pipeline
 from app.pipelines.memory import MemoryRunContext
-from app.pipelines.issue.stages import STAGES
+from app.engine.issue.markdown import Repro
+from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE
+from app.pipelines.issue.stages import STAGES, _code_queue, _poster_words
+from app.pipelines.issue.stages import triage as triage_stage
+from app.pipelines.issue.state import IssueState
+from app.pipelines.state import plain
 from app.settings import Settings
 from tests.fakes.fake_github import FakeGitHub, fake_github  # noqa: F401  (fixture)
 
@@ -55,11 +60,44 @@ def our_comments(fake: FakeGitHub, number: int) -> list[str]:
     return [c["body"] for c in fake.comments(REPO, number) if MARKER_PREFIX in (c["body"] or "")]
 
 
-def state_of(ctx: MemoryRunContext) -> dict:
+def state_of(ctx: MemoryRunContext) -> IssueState:
+    """The state the run left, as the next stage would see it (its stored outputs, loaded)."""
     merged: dict = {}
     for record in ctx.stages:
         merged.update(record.output)
-    return merged
+    return IssueState.load(merged)
+
+
+def status_of(ctx: MemoryRunContext, stage: str) -> str:
+    return next(r.status for r in reversed(ctx.stages) if r.stage == stage)
+
+
+# -- the stages over the typed state, without the sandbox -----------------------------------
+
+
+def test_the_code_queue_follows_the_typed_state():
+    assert _code_queue(IssueState(needs_cuda=True)) == GPU_QUEUE
+    assert _code_queue(IssueState(needs_cuda=False)) == CPU_QUEUE
+    assert _code_queue(IssueState(needs_cuda=True, stop=True)) == DEFAULT_QUEUE  # skipped: no GPU needed
+
+
+def test_the_posters_words_are_the_title_and_body_then_their_own_comments():
+    issue = {"title": "slow", "body": "on Windows 11", "user": {"login": "op"}}
+    comments = [{"body": "me too", "user": {"login": "other"}}, {"body": "still", "user": {"login": "op"}},
+                {"body": None, "user": {"login": "op"}}]
+    assert _poster_words(issue, comments) == ["slow\n\non Windows 11", "still", ""]
+
+
+def test_triage_runs_the_cpu_part_and_stores_that_it_dropped_the_cuda_lines():
+    source = "import torch\nx = torch.ones(3)\nprint(x.sum())\ny = x.cuda()\nprint(y.sum())\n"
+    state = IssueState(issue={"title": "Wrong results in a basic sum on CPU (results are correct on GPU)!",
+                              "body": "", "state": "open", "labels": [], "user": {"login": "op"}},
+                       repro=Repro(source, "op", "https://github.com/o/r/issues/1", "t", True))
+    output = plain(triage_stage(None, state).output)
+    IssueState.check_output("triage", output)
+    assert output["needs_cuda"] is False and output["triage"]["cpu_source"] == output["repro"]["source"]
+    assert output["repro"]["cuda_dropped"] is True and "cuda" not in output["repro"]["source"]
+    assert IssueState.load(output).repro.url == "https://github.com/o/r/issues/1"
 
 
 # -- verdicts that run code ---------------------------------------------------------------
@@ -76,7 +114,7 @@ def test_reproduces_and_minimizes(fake_github):
     assert (finished.status, finished.verdict) == ("succeeded", "reproduces")
     (comment,) = our_comments(fake_github, number)
     assert comment.startswith("This issue still reproduces on PyTorch ")
-    minimized = state_of(ctx)["minimized"]["source"]
+    minimized = state_of(ctx).minimized.source
     assert "unused_" not in minimized and "RuntimeError" in minimized
     assert f"{FENCE}python\n{minimized.strip()}\n{FENCE}" in comment
     assert "needs reproduction" not in fake_github.label_names(REPO, number)
@@ -120,14 +158,14 @@ def test_a_reported_hang_that_times_out_reproduces(fake_github):
     number = trusted_issue(fake_github, "The loader hangs forever:\n" + py("import time\ntime.sleep(600)"))
     finished, ctx = scrub(fake_github, number, config={"repro_timeout": 3})
     assert finished.verdict == "reproduces"
-    assert state_of(ctx)["reproduction"]["result"]["outcome"] == "timeout"
+    assert state_of(ctx).reproduction.result["outcome"] == "timeout"
 
 
 def test_a_reported_segfault_that_gets_sigsegv_reproduces(fake_github):
     number = trusted_issue(fake_github, py("import ctypes\nctypes.string_at(0)") + "\nSegmentation fault (core dumped)")
     finished, ctx = scrub(fake_github, number)
     assert finished.verdict == "reproduces"
-    assert state_of(ctx)["reproduction"]["result"]["signal"] == "SIGSEGV"
+    assert state_of(ctx).reproduction.result["signal"] == "SIGSEGV"
     assert our_comments(fake_github, number)[0].startswith("This issue still reproduces")
 
 
@@ -138,8 +176,8 @@ def test_the_run_log_holds_what_the_repro_printed_and_each_runs_outcome_is_count
     assert finished.verdict == "reproduces"
     [printed] = [line for line in ctx.lines if line.startswith("repro output on ")]
     assert "loading the model <b>" in printed and "to stderr" in printed and "ValueError: bad shape" in printed
-    reproduction = state_of(ctx)["reproduction"]
-    assert sum(reproduction["outcomes"].values()) == reproduction["runs"] and set(reproduction["outcomes"]) == {"error"}  # an uncaught exception
+    reproduction = state_of(ctx).reproduction
+    assert sum(reproduction.outcomes.values()) == reproduction.runs and set(reproduction.outcomes) == {"error"}  # an uncaught exception
 
 
 # -- triage: nothing runs -------------------------------------------------------------------
@@ -289,7 +327,7 @@ def test_several_repros_the_shorter_self_contained_one_by_a_commenter_is_used(fa
                                     user="helper", created_at="2030-01-01T00:00:02Z")
     fake_github.add_collaborator(REPO, "helper")
     finished, ctx = scrub(fake_github, number)
-    assert state_of(ctx)["repro"]["url"] == short["html_url"]
+    assert state_of(ctx).repro.url == short["html_url"]
     assert finished.verdict == "reproduces"
     assert f"Repro used: {short['html_url']} (by helper)." in our_comments(fake_github, number)[0]
 
@@ -397,9 +435,9 @@ def test_torch_repro_is_minimized_keeping_its_error(fake_github):
     finished, ctx = scrub(fake_github, number)
     assert finished.verdict == "reproduces"
     assert code_lines(TORCH_RESIDUAL) > 20  # not minimal yet, by the seed's measure
-    minimized = state_of(ctx)["minimized"]
-    assert minimized["final_lines"] <= 20
-    assert "logging" not in minimized["source"]
+    minimized = state_of(ctx).minimized
+    assert minimized.final_lines <= 20
+    assert "logging" not in minimized.source
     assert "Minimized repro:" in our_comments(fake_github, number)[0]
 
 
@@ -433,8 +471,8 @@ def test_a_fixed_issue_is_bisected_to_the_first_fixed_environment(fake_github, f
     number = trusted_issue(fake_github, py(source) + "\n" + traceback("RuntimeError: the bug is here"))
     finished, ctx = scrub(fake_github, number, config={"environments": four_envs})
     assert finished.verdict == "fixed"
-    found = state_of(ctx)["bisect"]
-    assert (found["first_changed"], found["last_unchanged"]) == ("e3", "e2")
+    found = state_of(ctx).bisect
+    assert (found.first_changed, found.last_unchanged) == ("e3", "e2")
     (comment,) = our_comments(fake_github, number)
     assert "It first stops reproducing in PyTorch e3 (it still reproduces in e2)." in comment
     assert fake_github.issue(REPO, number)["state"] == "closed"
@@ -444,9 +482,10 @@ def test_scrub_minimize_forces_minimizing_a_short_repro(fake_github):
     source = "a = 1\nb = [a] * 3\nraise RuntimeError('short but not minimal')"
     number = trusted_issue(fake_github, py(source) + "\n" + traceback("RuntimeError: short but not minimal"))
     _, ctx = scrub(fake_github, number)
-    assert "minimized" not in state_of(ctx)  # 3 lines: already minimal by the seed's rule
+    assert status_of(ctx, "minimize") == "skipped"  # 3 lines: already minimal by the seed's rule
+    assert state_of(ctx).minimized is None
     _, forced = scrub(fake_github, number, run_id=2, force_minimize=True)
-    assert state_of(forced)["minimized"]["source"].strip() == "raise RuntimeError('short but not minimal')"
+    assert state_of(forced).minimized.source.strip() == "raise RuntimeError('short but not minimal')"
 
 
 def test_scrub_bisect_finds_where_a_reproducing_bug_started(fake_github, four_envs):

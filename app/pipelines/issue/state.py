@@ -1,0 +1,146 @@
+"""The issue pipeline's typed state (`IssueState`) and the results its stages store.
+
+One field per key a stage writes, grouped by the stage that writes it; every field has a
+default (unset until that stage has run). The stored JSON keeps the shapes it had when the
+state was a plain dict, because stored runs, the status page (`app/web/figures.py`),
+`/metrics` (`app/db/stats.py` reads `reproduction.outcomes`) and `scrub issue --json` read it:
+
+- `repro`, `reported`, `triage`, `findings`, `bisect`: the engine's own types
+  (`Repro`, `ReportedError`, `Triage`, `Finding`, `BisectResult`) and their `to_dict()`.
+- `reproduction`: `Reproduction`, what `runner.reproduce` found.
+- `minimized`: `Minimized`, what `runner.minimize_repro` kept (null: nothing smaller).
+- `publish`: `PublishPlan`, what `publish` will write.
+
+`issue`, `comments` and `candidates` stay GitHub-shaped JSON: the engine reads them as such.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar, TypeVar
+
+from app.engine.issue.markdown import ReportedError, Repro
+from app.engine.issue.review import Finding
+from app.engine.issue.triage import Triage
+from app.engine.verdict.bisect import BisectResult
+from app.pipelines.state import PipelineState
+
+Json = dict[str, Any]
+T = TypeVar("T")
+
+
+def _known(cls: type[T], data: Json) -> T:
+    """`cls` from stored JSON: its fields that are there (the rest keep their defaults)."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """`runner.reproduce`'s result: the verdict over every sandboxed run and the run that shows it."""
+
+    verdict: str
+    flaky_ratio: str | None = None  # "2/5" when the runs disagree
+    runs: int = 0
+    reproduced: int = 0  # runs that reproduced
+    rate: float | None = None  # the failure rate and its 95% Wilson interval
+    interval: list[float] | None = None
+    outcomes: dict[str, int] = field(default_factory=dict)  # each run's outcome, counted (for /metrics)
+    result: Json = field(default_factory=dict)  # the run shown: `runner.run_once`'s dict
+    description: str = ""
+    # Set when a pass here was not taken as `fixed`: the report is from this platform.
+    platform: str | None = None
+
+    def to_dict(self) -> Json:
+        data = asdict(self)
+        if data["platform"] is None:
+            del data["platform"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Json) -> Reproduction:
+        return _known(cls, data)
+
+
+@dataclass(frozen=True)
+class Minimized:
+    """`runner.minimize_repro`'s result: the smaller repro, re-checked cold."""
+
+    source: str
+    original_lines: int = 0
+    final_lines: int = 0
+    candidates: int = 0  # candidates tried
+    wall_s: float = 0.0
+    timed_out: bool = False
+
+    def to_dict(self) -> Json:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Json) -> Minimized:
+        return _known(cls, data)
+
+
+@dataclass(frozen=True)
+class PublishPlan:
+    """What `publish` writes: a comment body (no marker), labels, close; `nothing` for a closed issue."""
+
+    nothing: bool = False
+    comment: str | None = None
+    add_labels: list[str] = field(default_factory=list)
+    remove_labels: list[str] = field(default_factory=list)
+    close: bool = False
+
+    def to_dict(self) -> Json:
+        if self.nothing:
+            return {"nothing": True}
+        return {"comment": self.comment, "add_labels": list(self.add_labels),
+                "remove_labels": list(self.remove_labels), "close": self.close}
+
+    @classmethod
+    def from_dict(cls, data: Json) -> PublishPlan:
+        return _known(cls, data)
+
+
+@dataclass
+class IssueState(PipelineState):
+    DECODE: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "repro": Repro.from_dict,
+        "reported": ReportedError.from_dict,
+        "triage": Triage.from_dict,
+        "findings": lambda items: [Finding.from_dict(f) for f in items],
+        "reproduction": Reproduction.from_dict,
+        "bisect": BisectResult.from_dict,
+        "minimized": Minimized.from_dict,
+        "publish": PublishPlan.from_dict,
+    }
+
+    # fetch
+    issue: Json = field(default_factory=dict)  # GitHub's issue, slimmed
+    comments: list[Json] = field(default_factory=list)
+    label_role: str | None = None  # the role of who added the label, when the label started the run
+    # select
+    repro: Repro | None = None  # triage may replace its source with the CPU part
+    candidates: list[Json] = field(default_factory=list)  # {author, url, lines} per candidate
+    images_only: bool = False
+    reported: ReportedError | None = None
+    expected_exception: str | None = None
+    # triage (`stop` and `verdict` also from reproduce)
+    triage: Triage | None = None
+    needs_cuda: bool = False
+    stop: bool = False
+    verdict: str | None = None
+    # review
+    findings: list[Finding] = field(default_factory=list)
+    collaborator: bool = False
+    approved_by: str | None = None
+    # reproduce
+    reproduction: Reproduction | None = None
+    hardware: str | None = None  # what it needs that no worker has
+    # bisect, minimize
+    bisect: BisectResult | None = None
+    minimized: Minimized | None = None
+    # report, publish
+    publish: PublishPlan | None = None
+    published: list[str] = field(default_factory=list)  # what publish wrote: comment, labels, closed

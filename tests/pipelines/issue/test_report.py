@@ -1,0 +1,70 @@
+"""What the issue pipeline says, from its typed state: the publish plan and the run report."""
+
+from __future__ import annotations
+
+from app.domain import StageSummary
+from app.engine.issue.markdown import Triage
+from app.pipelines.issue.report import build_report, publish_plan
+from app.pipelines.issue.state import IssueState, PublishPlan
+
+PASSED = {"outcome": "passed", "exception": None, "message": None, "environment": "e4", "torch_version": "2.13.0",
+          "output_tail": "sum 6\n"}
+MISSING = {"outcome": "error", "exception": "ModuleNotFoundError", "message": "No module named 'not_installed_pkg'",
+           "environment": "e4", "torch_version": "2.13.0", "output_tail": ""}
+
+
+def stored(verdict: str, result: dict, **more) -> dict:
+    """A run's state as the stages stored it (JSON), up to the report stage."""
+    return {
+        "issue": {"title": "bug", "html_url": "https://github.com/o/r/issues/3", "user": {"login": "op"}},
+        "repro": {"source": "print(1)\n", "author": "op", "url": "https://github.com/o/r/issues/3",
+                  "created_at": "t", "by_original_poster": True, "self_contained": True, "lines": 1},
+        "triage": {"decision": "actionable", "reason": "a bug report with a repro", "add_labels": [],
+                   "remove_labels": ["needs reproduction"], "needs_cuda": False, "cpu_source": None},
+        "verdict": verdict,
+        "reproduction": {"verdict": verdict, "flaky_ratio": None, "runs": 5, "reproduced": 0, "rate": 0.0,
+                         "interval": [0.0, 0.4345], "outcomes": {result["outcome"]: 5}, "result": result,
+                         "description": "it passes"},
+        **more,
+    }
+
+
+def test_a_closed_issue_gets_nothing_written():
+    plan = publish_plan(IssueState(verdict="closed", triage=Triage("closed", "closed", add_labels=["x"])))
+    assert plan == PublishPlan(nothing=True)
+
+
+def test_a_fixed_issue_is_closed_with_the_triage_labels_and_where_it_was_fixed():
+    bisect = {"first_changed": "e3", "last_unchanged": "e2", "oldest_outcome": True,
+              "probes": {"e1": True, "e2": True, "e3": False, "e4": False}, "rounds": 2}
+    plan = publish_plan(IssueState.load(stored("fixed", PASSED, bisect=bisect)))
+    assert plan.close and plan.remove_labels == ["needs reproduction"] and plan.add_labels == []
+    assert plan.comment.startswith("This issue no longer reproduces on PyTorch 2.13.0.")
+    assert "It first stops reproducing in PyTorch e3 (it still reproduces in e2)." in plan.comment
+
+
+def test_a_missing_package_is_named_from_the_run_that_showed_it():
+    plan = publish_plan(IssueState.load(stored("missing-dependency", MISSING)))
+    assert "`not_installed_pkg`" in plan.comment and not plan.close
+
+
+class Ctx:
+    """What `build_report` reads of a run context: params, done stages, stage events."""
+
+    def __init__(self):
+        self.params = {"repo": "o/r", "issue": 3}
+
+    def completed_stages(self):
+        return {name: {} for name in ("fetch", "select", "triage", "review", "reproduce")}
+
+    def stage_summaries(self):
+        return [StageSummary("reproduce", "done", "fixed on e4", 1.5)]
+
+
+def test_the_report_shows_the_typed_parts_and_names_the_stages_that_did_not_finish():
+    findings = [{"kind": "shell", "line": 2, "snippet": "os.system('id')", "detail": "runs a shell command"}]
+    built = build_report(Ctx(), IssueState.load(stored("fixed", PASSED, findings=findings)))
+    assert built.headline == "verdict fixed" and built.publish.close
+    assert "- line 2, shell: runs a shell command" in built.report
+    assert "fixed: it passes on e4 (PyTorch 2.13.0), 0/5 runs reproduced." in built.report
+    assert "bisect, minimize" in built.report  # the stages before report that are not done
