@@ -78,14 +78,51 @@ def _comment(state: Json) -> str | None:
         flaky_ratio=reproduction.get("flaky_ratio"),
         **_evidence(reproduction),
     )
-    if found.get("first_changed") and found.get("oldest_outcome") is True:
-        comment.fixed_in, comment.last_broken = found["first_changed"], found["last_unchanged"]
-    elif found.get("first_changed") and found.get("oldest_outcome") is False:
-        comment.regressed_in, comment.last_good = found["first_changed"], found["last_unchanged"]
+    before, after, untested = _change(found)
+    comment.untested = untested
+    if after and found.get("oldest_outcome") is True:
+        comment.fixed_in, comment.last_broken = after, before
+    elif after and found.get("oldest_outcome") is False:
+        comment.regressed_in, comment.last_good = after, before
     if verdict == verdicts.DIFFERENT:
         comment.different_error = reproduction.get("description")
         comment.reported_error = verdicts.describe_reported(state.get("reported"))
     return render_issue_comment(comment)
+
+
+def _change(found: Json) -> tuple[str | None, str | None, list[str]]:
+    """(last unchanged, first changed, untested between them). A certain boundary has nothing
+    untested; `changed_between` (newer runs) brackets a change next to untested releases."""
+    if found.get("first_changed"):
+        return found.get("last_unchanged"), found["first_changed"], []
+    between = found.get("changed_between")
+    if isinstance(between, list) and len(between) == 2:
+        return between[0], between[1], [str(label) for label in found.get("untested") or []]
+    return None, None, []
+
+
+def _bisection_lines(found: Json) -> list[str]:
+    """One line per release tried (newer runs: with runs and why untested; older: `probes`),
+    then what a clean release means and where an uncertain change lies."""
+    releases = [r for r in found.get("releases") or [] if isinstance(r, dict)]
+    if not releases:
+        return [f"- {label}: {'reproduces' if hit else 'passes'}" for label, hit in (found.get("probes") or {}).items()]
+    lines = []
+    for release in releases:
+        outcome = release.get("outcome")
+        runs = release.get("runs") if isinstance(release.get("runs"), int) else 0
+        said = ("reproduces" if outcome else "passes") if outcome is not None else \
+            f"could not be tested ({no_mentions(str(release.get('why') or 'another outcome'))})"
+        lines.append(f"- {release.get('label')}: {said}" + (f" ({runs} run{'s' if runs != 1 else ''})" if runs else ""))
+    plan = found.get("plan") or {}
+    if int(plan.get("clean_runs") or 1) > 1:
+        lines.append(f"\nA release counts as passing after {plan['clean_runs']} clean runs in a row: a failure rate "
+                     f"of {100 * float(plan.get('detectable_rate') or 0):.0f}% or more would have shown with "
+                     f"{100 * float(plan.get('confidence') or 0.95):.0f}% odds.")
+    before, after, untested = _change(found)
+    if untested:
+        lines.append(f"\nThe change is between {before} and {after}; {', '.join(untested)} could not be tested.")
+    return lines
 
 
 def _evidence(reproduction: Json) -> Json:
@@ -147,9 +184,8 @@ def _sections(state: Json) -> list[Section]:
                 f"{result['environment']} (PyTorch {result['torch_version']}), "
                 f"{reproduction['reproduced']}/{reproduction['runs']} runs reproduced.")
         sections.append(Section("Reproduction", f"{head}\n\n{fence(result.get('output_tail') or '(no output)', 'text')}"))
-    if probes := (state.get("bisect") or {}).get("probes"):
-        sections.append(Section("Bisection", "\n".join(f"- {label}: {'reproduces' if hit else 'passes'}"
-                                                       for label, hit in probes.items())))
+    if lines := _bisection_lines(state.get("bisect") or {}):
+        sections.append(Section("Bisection", "\n".join(lines)))
     if minimized := state.get("minimized"):
         sections.append(Section("Minimized Repro", f"{minimized['original_lines']} -> {minimized['final_lines']} "
                                 f"lines.\n\n{fence(minimized['source'], 'python')}"))
