@@ -41,9 +41,13 @@ class Flakiness:
 
 @dataclass
 class Bisection:
-    releases: list[tuple[str, bool]]  # (environment, reproduces there), oldest first
-    first_changed: str | None
+    releases: list[tuple[str, bool | None]]  # (environment, reproduces there; None: untested), oldest first
+    first_changed: str | None  # set only when the boundary is certain
     last_unchanged: str | None
+    # A change next to releases that could not be tested: the tested releases around it.
+    changed_between: tuple[str, str] | None = None
+    why: dict[str, str] = field(default_factory=dict)  # why a release could not be tested
+    runs: dict[str, int] = field(default_factory=dict)  # runs each release took (0: known before)
 
 
 @dataclass
@@ -105,7 +109,18 @@ def _flakiness(reproduction: dict[str, Any], rerun: dict[str, Any]) -> Flakiness
 
 
 def _bisection(found: dict[str, Any]) -> Bisection | None:
+    """Newer runs store `releases` (untested ones included) and `changed_between`; older ones
+    only `probes` (every release tested) and a certain `first_changed`."""
+    releases = [r for r in found.get("releases") or [] if isinstance(r, dict) and r.get("label") is not None]
     probes = _dict(found.get("probes"))
-    if not probes:
+    if not releases and not probes:
         return None
-    return Bisection([(str(k), bool(v)) for k, v in probes.items()], found.get("first_changed"), found.get("last_unchanged"))
+    between = found.get("changed_between")
+    span = (str(between[0]), str(between[1])) if isinstance(between, list) and len(between) == 2 else None
+    if not releases:
+        return Bisection([(str(k), bool(v)) for k, v in probes.items()], found.get("first_changed"),
+                         found.get("last_unchanged"), span)
+    rows = [(str(r["label"]), None if r.get("outcome") is None else bool(r["outcome"])) for r in releases]
+    return Bisection(rows, found.get("first_changed"), found.get("last_unchanged"), span,
+                     why={str(r["label"]): str(r.get("why") or "") for r in releases if r.get("outcome") is None},
+                     runs={str(r["label"]): r["runs"] for r in releases if isinstance(r.get("runs"), int)})

@@ -60,3 +60,27 @@ def test_a_run_with_no_stages_has_no_figures():
 def test_malformed_outputs_are_ignored_not_a_crash():
     found = figures([event("reproduce", {"reproduction": "oops", "bisect": [1], "findings": ["x", {"line": 2}]})])
     assert found.flakiness is None and found.bisection is None and found.findings == [{"line": 2}]
+
+
+def test_a_bisection_with_an_untested_release_shows_it_and_the_range():
+    stored = {"first_changed": None, "last_unchanged": None, "oldest_outcome": True, "changed_between": ["2.1", "2.3"],
+              "untested": ["2.2"], "probes": {"2.1": True, "2.3": False},
+              "releases": [{"label": "2.1", "outcome": True, "runs": 1},
+                           {"label": "2.2", "outcome": None, "runs": 1, "why": "timed out after 20 s"},
+                           {"label": "2.3", "outcome": False, "runs": 10}]}
+    found = figures([event("bisect", {"bisect": stored})]).bisection
+    assert found.releases == [("2.1", True), ("2.2", None), ("2.3", False)]
+    assert found.first_changed is None and found.changed_between == ("2.1", "2.3")
+    assert found.why == {"2.2": "timed out after 20 s"} and found.runs["2.3"] == 10
+
+
+def test_an_old_bisection_reads_from_its_probes():
+    found = figures([event("bisect", {"bisect": {"first_changed": "2.12", "last_unchanged": "2.11",
+                                                 "probes": {"2.11": True, "2.12": False}}})]).bisection
+    assert found.releases == [("2.11", True), ("2.12", False)] and found.changed_between is None and found.why == {}
+
+
+def test_a_malformed_release_row_is_skipped_not_a_crash():
+    stored = {"releases": [{"label": "2.1", "outcome": True, "runs": "many"}, "junk", {"outcome": False}]}
+    found = figures([event("bisect", {"bisect": stored})]).bisection
+    assert found.releases == [("2.1", True)] and found.runs == {}

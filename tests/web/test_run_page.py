@@ -72,3 +72,19 @@ def test_the_log_tail_keeps_the_last_lines():
 
     log = Artifact(run_id=1, name="log", content="".join(f"line {n}\n" for n in range(500)))
     assert log_tail([log], lines=3) == "line 497\nline 498\nline 499" and log_tail([]) == ""
+
+
+def test_a_release_that_could_not_be_tested_is_shown_as_such_with_the_range(client, database, settings):
+    run_id = sample_runs.add_run(database, target="https://github.com/o/r/issues/21")
+    ctx = sample_runs.context(database, settings, run_id)
+    sample_runs.stage(ctx, "bisect", "done", "fixed between 2.1 and 2.3; 2.2 could not be tested", {"bisect": {
+        "first_changed": None, "last_unchanged": None, "oldest_outcome": True, "changed_between": ["2.1", "2.3"],
+        "untested": ["2.2"], "probes": {"2.1": True, "2.3": False},
+        "releases": [{"label": "2.1", "outcome": True, "runs": 1},
+                     {"label": "2.2", "outcome": None, "runs": 1, "why": "<b>No module named 'x'</b>"},
+                     {"label": "2.3", "outcome": False, "runs": 10}]}})
+    page = client.get(f"/runs/{run_id}").text
+    assert 'data-release="2.2" class="untested"' in page and "could not be tested" in page
+    assert "&lt;b&gt;No module named" in page and "<b>No module" not in page
+    assert 'class="changed"' not in page  # no certain boundary
+    assert "(10 runs)" in page and "← changed by here (after 2.1; untested in between)" in page

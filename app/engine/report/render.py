@@ -104,6 +104,9 @@ class IssueComment:
     last_broken: str | None = None  # the environment just before
     regressed_in: str | None = None  # first environment where it reproduces (`/scrub bisect`)
     last_good: str | None = None
+    # Environments between last_broken/last_good and fixed_in/regressed_in that could not be
+    # tested: the change is somewhere in that range, not necessarily at fixed_in/regressed_in.
+    untested: list[str] = field(default_factory=list)
     different_error: str | None = None  # what the repro raises now, when not the reported error
     reported_error: str | None = None
     conditions: list[str] = field(default_factory=list)

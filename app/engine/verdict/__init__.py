@@ -6,7 +6,9 @@
 - `flaky`: Wilson interval, the one sequential stop rule (`SequentialRule`), stress plans.
 - `rerun`: what one rerun of a failing CI test says.
 - `classify`: reported error + what the run did -> the issue verdict.
-- `bisect`: k-ary search over ordered environments.
+- `bisect`: k-ary search over ordered environments; untestable ones leave a range, not a boundary.
+- `bisect_probe`: one environment's answer (reproduces / absent / unknown), with as many clean
+  runs as the measured failure rate needs.
 """
 
 from app.engine.verdict.flaky import RateEstimate, SequentialRule, wilson_interval

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.domain import ISSUE_STAGES, StageSummary
+from app.engine.verdict.bisect import BisectResult
+from app.engine.verdict.bisect_probe import ProbePlan
 from app.engine.verdict.signature import traceback_frames
 
 from app.engine.verdict import classify as verdicts
@@ -83,14 +85,54 @@ def _comment(state: IssueState) -> str | None:
         flaky_ratio=reproduction.flaky_ratio,
         **_evidence(reproduction),
     )
-    if found and found.first_changed and found.oldest_outcome is True:
-        comment.fixed_in, comment.last_broken = found.first_changed, found.last_unchanged
-    elif found and found.first_changed and found.oldest_outcome is False:
-        comment.regressed_in, comment.last_good = found.first_changed, found.last_unchanged
+    before, after, untested = _change(found)
+    comment.untested = untested
+    if found and after and found.oldest_outcome is True:
+        comment.fixed_in, comment.last_broken = after, before
+    elif found and after and found.oldest_outcome is False:
+        comment.regressed_in, comment.last_good = after, before
     if verdict == verdicts.DIFFERENT:
         comment.different_error = reproduction.description
         comment.reported_error = verdicts.describe_reported(plain(state.reported))
     return render_issue_comment(comment)
+
+
+def _change(found: BisectResult | None) -> tuple[str | None, str | None, list[str]]:
+    """(last unchanged, first changed, untested between them). A certain boundary has nothing
+    untested; `changed_between` brackets a change next to untested releases."""
+    if found is None:
+        return None, None, []
+    if found.first_changed:
+        return found.last_unchanged, found.first_changed, []
+    between = found.changed_between
+    if between and len(between) == 2:
+        return between[0], between[1], list(found.untested)
+    return None, None, []
+
+
+def _bisection_lines(found: BisectResult | None, plan: ProbePlan | None) -> list[str]:
+    """One line per release tried (with runs and why untested; runs stored before that was
+    kept: from `probes`), then what a clean release means and where an uncertain change lies."""
+    if found is None:
+        return []
+    releases = [r for r in found.releases if isinstance(r, dict)]
+    if not releases:
+        return [f"- {label}: {'reproduces' if hit else 'passes'}" for label, hit in found.probes.items()]
+    lines = []
+    for release in releases:
+        outcome = release.get("outcome")
+        runs = release.get("runs") if isinstance(release.get("runs"), int) else 0
+        said = ("reproduces" if outcome else "passes") if outcome is not None else \
+            f"could not be tested ({no_mentions(str(release.get('why') or 'another outcome'))})"
+        lines.append(f"- {release.get('label')}: {said}" + (f" ({runs} run{'s' if runs != 1 else ''})" if runs else ""))
+    if plan is not None and plan.clean_runs > 1:
+        lines.append(f"\nA release counts as passing after {plan.clean_runs} clean runs in a row: a failure rate "
+                     f"of {100 * plan.detectable_rate:.0f}% or more would have shown with "
+                     f"{100 * plan.confidence:.0f}% odds.")
+    before, after, untested = _change(found)
+    if untested:
+        lines.append(f"\nThe change is between {before} and {after}; {', '.join(untested)} could not be tested.")
+    return lines
 
 
 def _evidence(reproduction: Reproduction) -> Json:
@@ -152,9 +194,8 @@ def _sections(state: IssueState) -> list[Section]:
                 f"{result['environment']} (PyTorch {result['torch_version']}), "
                 f"{reproduction.reproduced}/{reproduction.runs} runs reproduced.")
         sections.append(Section("Reproduction", f"{head}\n\n{fence(result.get('output_tail') or '(no output)', 'text')}"))
-    if state.bisect and (probes := state.bisect.probes):
-        sections.append(Section("Bisection", "\n".join(f"- {label}: {'reproduces' if hit else 'passes'}"
-                                                       for label, hit in probes.items())))
+    if lines := _bisection_lines(state.bisect, state.bisect_plan):
+        sections.append(Section("Bisection", "\n".join(lines)))
     if minimized := state.minimized:
         sections.append(Section("Minimized Repro", f"{minimized.original_lines} -> {minimized.final_lines} "
                                 f"lines.\n\n{fence(minimized.source, 'python')}"))

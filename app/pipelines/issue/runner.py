@@ -5,8 +5,10 @@ Three calls, each returning what a stage can store (the types are in `state.py`)
 - `reproduce(settings, source, reported, label) -> Reproduction`: run the repro in the sandbox
   on the environment `label`, repeat to tell deterministic from flaky, and give the verdict
   against the reported error (`app.engine.verdict.classify`).
-- `probe(settings, source, reported, label) -> bool`: one run; does it reproduce there?
-  (the bisection probe).
+- `probe(settings, source, reported, label, plan) -> ProbeAnswer`: does it reproduce there?
+  Reproduces, absent (`plan.clean_runs` clean runs) or unknown (another outcome): the
+  bisection probe (`app.engine.verdict.bisect_probe`); `bisect_plan(reproduction)` sizes it
+  from the failure rate the reproduce stage measured.
 - `minimize_repro(settings, source, label) -> Minimized | None`: shrink while it fails with
   the same signature (`app.engine.minimize.session`); None when nothing smaller was found.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from app.engine.verdict import bisect_probe
 from app.engine.verdict import classify as verdicts
 from app.engine.verdict.flaky import SequentialRule, estimate
 from app.engine.sandbox.environments import InterpreterError, probe_interpreter
@@ -127,8 +130,21 @@ def _settled(seen: list[str]) -> bool:
     return decided == "passes"
 
 
-def probe(settings: Any, source: str, reported: Json | None, label: str) -> bool:
-    return verdicts.classify(reported, run_once(settings, source, label)) == verdicts.REPRODUCES
+def bisect_plan(reproduction: Json | None) -> bisect_probe.ProbePlan:
+    """Clean runs that make a release "absent": sized to the rate measured now, with the
+    issue rule's idea of deterministic and, when it passes now, the rate "fixed" is sized for."""
+    return bisect_probe.ProbePlan.for_reproduction(
+        reproduction, deterministic_after=ISSUE_RULE.runs_to_decide_deterministic,
+        unknown_rate=ISSUE_RULE.pass_delta or ISSUE_RULE.delta)
+
+
+def probe(settings: Any, source: str, reported: Json | None, label: str, plan: bisect_probe.ProbePlan,
+          *, expected_exception: str | None = None) -> bisect_probe.ProbeAnswer:
+    def once() -> tuple[str, Json]:
+        run = run_once(settings, source, label)
+        return verdicts.classify(reported, run, expected_exception=expected_exception), run
+
+    return bisect_probe.probe(once, plan)
 
 
 def minimize_repro(settings: Any, source: str, label: str) -> Minimized | None:

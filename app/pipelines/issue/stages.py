@@ -206,17 +206,18 @@ def bisect(ctx: RunContext, state: IssueState) -> StageResult:
         return StageResult(summary="not needed", skipped=True)
     source, reported = state.repro.source, plain(state.reported)
     labels = list(envs)
+    plan = runner.bisect_plan(plain(state.reproduction))  # clean runs that make a release "absent"
     with ThreadPoolExecutor(max_workers=BISECT_K) as pool:
         found = bisection.bisect(
             labels,
-            lambda label: runner.probe(ctx.settings, source, reported, label),
+            lambda label: runner.probe(ctx.settings, source, reported, label, plan,
+                                       expected_exception=state.expected_exception),
             k=BISECT_K,
             known={labels[-1]: state.verdict == REPRODUCES},
             run_all=lambda probe, batch: list(pool.map(probe, batch)),
         )
-    summary = (bisection.describe_change(found, found.probes.get) if found.first_changed
-               else f"no change across {labels[0]}..{labels[-1]}")
-    return StageResult(summary=summary, output={"bisect": found})
+    summary = bisection.describe_change(found, found.probes.get)
+    return StageResult(summary=summary, output={"bisect": found, "bisect_plan": plan})
 
 
 def minimize(ctx: RunContext, state: IssueState) -> StageResult:

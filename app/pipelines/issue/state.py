@@ -24,6 +24,7 @@ from app.engine.issue.markdown import ReportedError, Repro
 from app.engine.issue.review import Finding
 from app.engine.issue.triage import Triage
 from app.engine.verdict.bisect import BisectResult
+from app.engine.verdict.bisect_probe import ProbePlan
 from app.pipelines.state import PipelineState
 
 Json = dict[str, Any]
@@ -112,6 +113,7 @@ class IssueState(PipelineState):
         "findings": lambda items: [Finding.from_dict(f) for f in items],
         "reproduction": Reproduction.from_dict,
         "bisect": BisectResult.from_dict,
+        "bisect_plan": ProbePlan.from_dict,
         "minimized": Minimized.from_dict,
         "publish": PublishPlan.from_dict,
     }
@@ -140,6 +142,7 @@ class IssueState(PipelineState):
     hardware: str | None = None  # what it needs that no worker has
     # bisect, minimize
     bisect: BisectResult | None = None
+    bisect_plan: ProbePlan | None = None  # the clean runs that made a release "absent"
     minimized: Minimized | None = None
     # report, publish
     publish: PublishPlan | None = None

@@ -95,3 +95,12 @@ def test_run_report_has_the_seeds_sections_in_order():
 def test_run_report_refuses_an_unknown_status():
     with pytest.raises(ValueError):
         render_run_report(RunReport(title="t", status="Great"))
+
+
+def test_a_change_next_to_an_untested_release_is_said_as_a_range():
+    text = render_issue_comment(IssueComment(False, "2.13.0", fixed_in="2.12", last_broken="2.10", untested=["2.11"]))
+    assert "first stops" not in text
+    assert ("It stops reproducing between PyTorch 2.10 (it still reproduces there) and 2.12 (it no longer does); "
+            "2.11 could not be tested, so the change may be there.") in text
+    text = render_issue_comment(IssueComment(True, "2.13.0", regressed_in="2.12", last_good="2.10", untested=["2.11"]))
+    assert "first reproduces" not in text and "It starts reproducing between PyTorch 2.10" in text
