@@ -117,13 +117,20 @@ def stress_test(
     return GeneratedTest(path, text, (path,), "pytest", (device,) if device else ())
 
 
-def measure_args(test: GeneratedTest, *, window_s: float, knobs: StressKnobs, max_failures: int = 20) -> list[str]:
+MIN_MEASURED_ITERATIONS = 30  # per worker: fewer is no measurement (a loaded machine runs past the window)
+
+
+def measure_args(test: GeneratedTest, *, window_s: float, knobs: StressKnobs, max_failures: int = 20,
+                 min_iterations: int = MIN_MEASURED_ITERATIONS) -> list[str]:
     """Interpreter arguments that run the stress test for about `window_s` seconds, counting
-    failures (stopping early after `max_failures`: enough for a tight rate)."""
+    failures (stopping early after `max_failures`: enough for a tight rate). Each worker runs
+    at least `min_iterations` times even past the window, so a slow or loaded machine measures
+    a rate over as many tries as a fast one (up to the per-iteration timeouts)."""
     return [
         test.path, "--keep-going", "--duration", str(window_s),
         "--iterations", str(10**6), "--workers", str(knobs.workers),
         "--timeout", str(knobs.timeout_s), "--max-failures", str(max_failures),
+        "--min-iterations", str(min_iterations),
     ]
 
 

@@ -65,8 +65,8 @@ def _worker(args):
     sys.path.insert(0, str(ROOT))
     deadline = time.monotonic() + args.duration
     out = sys.stdout
-    for _ in range(args.iterations):
-        if time.monotonic() > deadline:
+    for done in range(args.iterations):
+        if time.monotonic() > deadline and done >= args.min_iterations:
             break
         recorder = _Recorder()
         faulthandler.dump_traceback_later(args.timeout, exit=True)  # a hang ends the worker
@@ -95,13 +95,15 @@ def _tally(text):
 
 
 def stress(iterations=ITERATIONS, workers=WORKERS, timeout=TIMEOUT_S, duration=DURATION_S,
-           keep_going=False, max_failures=0):
-    """Run `workers` worker processes; returns the summary dict."""
+           keep_going=False, max_failures=0, min_iterations=0):
+    """Run `workers` worker processes; returns the summary dict. Each worker stops at
+    `duration` seconds, but not before `min_iterations` runs (a slow machine still measures)."""
     started = time.monotonic()
     # Append mode: a worker always writes at the end, whatever offset the reader last seeked to.
     logs = [tempfile.TemporaryFile("a+") for _ in range(workers)]
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--iterations", str(iterations),
-           "--timeout", str(timeout), "--duration", str(duration)] + (["--keep-going"] if keep_going else [])
+           "--timeout", str(timeout), "--duration", str(duration), "--min-iterations", str(min_iterations)]
+    cmd += ["--keep-going"] if keep_going else []
     procs = [subprocess.Popen(cmd, stdout=log, stderr=subprocess.DEVNULL, cwd=ROOT) for log in logs]
 
     def failures_so_far():
@@ -113,7 +115,8 @@ def stress(iterations=ITERATIONS, workers=WORKERS, timeout=TIMEOUT_S, duration=D
 
     limit = 1 if not keep_going else (max_failures or None)
     while any(p.poll() is None for p in procs):
-        if time.monotonic() - started > duration + timeout + 30 or (limit and failures_so_far() >= limit):
+        cap = duration + timeout * (min_iterations + 1) + 30
+        if time.monotonic() - started > cap or (limit and failures_so_far() >= limit):
             for p in procs:
                 p.kill()
         time.sleep(0.1)
@@ -149,12 +152,13 @@ def main(argv=None):
     parser.add_argument("--duration", type=float, default=DURATION_S, help="seconds in all")
     parser.add_argument("--keep-going", action="store_true", help="count failures, do not stop")
     parser.add_argument("--max-failures", type=int, default=0, help="with --keep-going: stop after N")
+    parser.add_argument("--min-iterations", type=int, default=0, help="runs per worker even past --duration")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return _worker(args)
     summary = stress(args.iterations, args.workers, args.timeout, args.duration,
-                     args.keep_going, args.max_failures)
+                     args.keep_going, args.max_failures, args.min_iterations)
     print("SCRUB_STRESS " + json.dumps(summary, sort_keys=True))
     return 2 if summary["errors"] else int(summary["failures"] > 0)
 

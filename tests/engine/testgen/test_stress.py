@@ -34,7 +34,7 @@ from app.engine.testgen.stress import (
     tuned_knobs,
 )
 from app.engine.sandbox.treerun import TreeRunner
-from tests.fakes.ci_project import FLAKY_TEST, make_ci_project
+from tests.fakes.ci_project import FLAKY_TEST, PASSING_TEST, make_ci_project
 
 
 def _measured(failures: int, seconds: float, iterations: int = 100) -> StressMeasurement:
@@ -108,6 +108,23 @@ def test_stress_test_reproduces_the_flaky_fixture_in_the_sandbox(tmp_path):
     assert measurement.failures >= 1 and measurement.errors == 0
     assert measurement.first_failure.startswith("AssertionError: cache returned a stale entry")
     assert measurement.workers == 2 and measurement.iterations >= measurement.failures
+
+
+def test_a_measurement_runs_its_minimum_iterations_even_past_its_window(tmp_path):
+    # A loaded machine may not finish one iteration inside the window: the measurement must
+    # still rest on `min_iterations` tries per worker (window 0: every iteration is "late").
+    project = make_ci_project(tmp_path / "remote")
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "--quiet", str(project.bare), str(checkout)], check=True)
+    knobs = StressKnobs(workers=1, timeout_s=20)
+    test = stress_test(PASSING_TEST, reason="never fails", knobs=knobs)
+    (checkout / test.path).parent.mkdir(parents=True)
+    (checkout / test.path).write_text(test.source)
+    argv = measure_args(test, window_s=0, knobs=knobs, min_iterations=4)
+    result = TreeRunner(Sandbox(SandboxSpec(limits=Limits(cpu_s=120))), Path(checkout)).run(argv, timeout_s=90)
+    measurement = parse_summary(result.output.text())
+    assert measurement is not None, result.output.text()
+    assert (measurement.iterations, measurement.failures, measurement.errors) == (4, 0, 0)
 
 
 def _feed(outcomes: list[str]) -> tuple[str | None, Sequential]:
