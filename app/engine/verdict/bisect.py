@@ -106,7 +106,13 @@ class BisectResult:
         return self.first_changed is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """JSON; the range and release fields only when set (results stored before they existed
+        keep their shape)."""
+        data = asdict(self)
+        for name, empty in (("changed_between", None), ("untested", []), ("releases", [])):
+            if data[name] == empty:
+                del data[name]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BisectResult:

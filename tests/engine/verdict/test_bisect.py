@@ -250,4 +250,6 @@ def test_an_unknown_probe_point_moves_to_the_nearest_untried_release():
 def test_an_old_stored_result_without_the_new_fields_is_described_as_before():
     old = BisectResult("2.14.1", "2.13.0", True, {"2.13.0": True, "2.14.1": False}, 1)
     assert describe_change(old, old.probes.get) == "fixed in 2.14.1 (still fails in 2.13.0)"
-    assert old.to_dict()["changed_between"] is None and old.to_dict()["untested"] == []
+    # stored as it was before the new fields: none of them appears when unset
+    assert set(old.to_dict()) == {"first_changed", "last_unchanged", "oldest_outcome", "probes", "rounds"}
+    assert BisectResult.from_dict(old.to_dict()) == old

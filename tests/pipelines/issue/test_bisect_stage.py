@@ -59,9 +59,9 @@ def scrub_bisect(monkeypatch, world: World, now: dict, *, reported: dict | None 
     state = {
         "issue": {"title": "bug", "html_url": "https://github.com/o/r/issues/9", "user": {"login": "alice"}},
         "repro": {"source": "raise RuntimeError('the bug is here')\n", "url": "https://github.com/o/r/issues/9",
-                  "author": "alice", "lines": 1},
+                  "author": "alice", "lines": 1, "created_at": "2026-11-01T00:00:00Z", "by_original_poster": True},
         "reported": reported, "expected_exception": expected_exception,
-        "triage": {"reason": "a repro", "add_labels": [], "remove_labels": []},
+        "triage": {"decision": "actionable", "reason": "a repro", "add_labels": [], "remove_labels": []},
         "reproduction": now, "verdict": now["verdict"],
     }
     run_pipeline([s for s in STAGES if s.name in ("bisect", "report")], ctx, state, any_queue=True)
@@ -148,12 +148,13 @@ def test_the_error_the_report_expected_instead_counts_as_clean(monkeypatch):
 def test_a_run_stored_before_the_new_fields_still_renders(monkeypatch):
     """A `bisect` output stored by an older version: `probes` and a certain boundary only."""
     from app.pipelines.issue.report import build_report
+    from app.pipelines.issue.state import IssueState
 
     old = {"first_changed": "2.3", "last_unchanged": "2.2", "oldest_outcome": True, "rounds": 2,
            "probes": {"2.0": True, "2.2": True, "2.3": False, "2.4": False}}
     ctx = MemoryRunContext(run_id=4, settings=Settings(), params={"repo": "o/r", "issue": 9})
     state = {"issue": {"title": "bug", "html_url": "https://github.com/o/r/issues/9", "user": {"login": "alice"}},
              "reproduction": FIXED_NOW, "verdict": "fixed", "bisect": old}
-    built = build_report(ctx, state)
-    assert "It first stops reproducing in PyTorch 2.3 (it still reproduces in 2.2)." in built["publish"]["comment"]
-    assert "- 2.0: reproduces\n- 2.2: reproduces\n- 2.3: passes\n- 2.4: passes" in built["report"]
+    built = build_report(ctx, IssueState.load(state))
+    assert "It first stops reproducing in PyTorch 2.3 (it still reproduces in 2.2)." in built.publish.comment
+    assert "- 2.0: reproduces\n- 2.2: reproduces\n- 2.3: passes\n- 2.4: passes" in built.report
