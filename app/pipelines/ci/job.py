@@ -20,18 +20,24 @@ import hashlib
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from app.engine.git.repo import MirrorCache
 from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec
 from app.engine.sandbox.treerun import TreeRunner
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult, State
 from app.pipelines.state import PipelineState
+from app.settings import Settings
 
 if TYPE_CHECKING:
     from app.pipelines.ci.state import CIState
 
-PHASE_SETTINGS = {"reproduce": "phase_reproduce_s", "fix": "phase_fix_s", "pr": "phase_pr_s"}
+# Each phase's time limit, from its SCRUB_PHASE_*_S setting.
+PHASE_LIMITS: dict[str, Callable[[Settings], float]] = {
+    "reproduce": lambda settings: settings.phase_reproduce_s,
+    "fix": lambda settings: settings.phase_fix_s,
+    "pr": lambda settings: settings.phase_pr_s,
+}
 _GPU_WORDS = ("cuda", "gpu", "nccl", "cudnn", "rocm")
 
 
@@ -172,7 +178,7 @@ PHASED_DECODE = {"halt": Halt.from_dict}
 
 def phase_clock(ctx: RunContext, state: PhasedState, phase: str) -> PhaseClock:
     """The clock of `phase`; started now if no earlier stage of the phase started it."""
-    limit = float(getattr(ctx.settings, PHASE_SETTINGS[phase]))  # one of the SCRUB_PHASE_*_S settings
+    limit = float(PHASE_LIMITS[phase](ctx.settings))
     started = state.phase_started(phase) or time.time()
     return PhaseClock(phase, float(started), limit)
 
