@@ -88,9 +88,14 @@ def test_bisect_provision_fetches_a_missing_release_then_bisects_across_it(tmp_p
         here = version("torch").split("+")[0]
         repro = tmp_path / "repro.py"
         repro.write_text("import torch\nassert not torch.__version__.startswith('1.'), torch.__version__\n")
-        result = runner.invoke(app, ["bisect", str(repro), "--envs", f"{FAKE_VERSION},{here}", "--provision", "--json"])
+        # The newer side is this interpreter, named as LABEL=PYTHON: as a bare release label it
+        # counts as missing while nothing is provisioned yet, so --provision would install a
+        # second full torch of this release (from whatever index or wheel cache pip is given).
+        envs = f"{FAKE_VERSION},{here}={sys.executable}"
+        result = runner.invoke(app, ["bisect", str(repro), "--envs", envs, "--provision", "--json"])
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["summary"] == f"fixed in {here} (still fails in {FAKE_VERSION})"
         assert f"provisioning torch=={FAKE_VERSION}" in result.stderr
+        assert f"provisioning torch=={here}" not in result.stderr  # only the missing release is fetched
     finally:
         shutil.rmtree(data, ignore_errors=True)

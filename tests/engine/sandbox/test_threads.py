@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 
 import pytest
@@ -32,8 +33,17 @@ if pid == 0:
 _, status = os.waitpid(pid, 0)
 print("child exit", os.waitstatus_to_exitcode(status))
 """
-HANG_TIMEOUT_S = 20  # the unpinned run never ends; the pinned one gets far longer below
+HANG_TIMEOUT_S = 20  # the unpinned cold run never ends; the pinned one gets far longer below
+# A fork-server candidate starts with torch imported: it reaches its fork in well under a second,
+# so this is ample; that it got there before the timeout is checked, not assumed.
+WARM_HANG_TIMEOUT_S = 8
 needs_cores = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: torch starts no thread pool at all")
+
+
+def threads_at_fork(output: str) -> int:
+    """The thread count the parent printed just before its fork; 0 if it never got there."""
+    found = re.search(r"^threads (\d+) True$", output, re.M)
+    return int(found.group(1)) if found else 0
 
 
 def test_threads_are_left_alone_unless_the_spec_pins_them():
@@ -64,11 +74,13 @@ def test_minimizer_candidates_run_unpinned_when_the_repro_passes_pinned(caplog):
                                         zygote=zygote_for(FORK_AFTER_PARALLEL))
     try:
         with caplog.at_level(logging.INFO, logger="app.engine.minimize.runners"):
-            first = warm(FORK_AFTER_PARALLEL, HANG_TIMEOUT_S)
+            first = warm(FORK_AFTER_PARALLEL, WARM_HANG_TIMEOUT_S)
         assert "passes on one thread" in caplog.text  # pinned, it passed: re-checked unpinned
         assert first.mode == "fork" and first.timed_out, first.output.text()
-        later = warm(FORK_AFTER_PARALLEL.replace("child exit", "child status"), HANG_TIMEOUT_S)
+        assert threads_at_fork(first.output.text()) > 1, first.output.text()  # it hung after the fork
+        later = warm(FORK_AFTER_PARALLEL.replace("child exit", "child status"), WARM_HANG_TIMEOUT_S)
         assert later.mode == "fork" and later.timed_out  # the next candidates stay unpinned
+        assert threads_at_fork(later.output.text()) > 1, later.output.text()
         seen = warm("import os, torch\nprint(torch.get_num_threads(), os.environ.get('OMP_NUM_THREADS'))", 60)
         assert seen.output.text().split() == [str(len(os.sched_getaffinity(0))), "None"]  # as a cold run
     finally:
