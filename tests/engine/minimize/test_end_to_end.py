@@ -25,7 +25,10 @@ pytestmark = [
 ]
 REPROS = Path(__file__).parent / "repros"
 BENCHMARK_CASES = Path(__file__).resolve().parents[3] / "benchmarks" / "minimize" / "cases"
-BUDGET_S = 40
+# A ceiling, not the expected time: on an idle 2-core machine every case converges in 10-30 s
+# and stops there. A loaded machine (load 7 here) needs several times longer to reach the same
+# result; a 40 s ceiling then failed cases on wall time, which the result does not depend on.
+BUDGET_S = 150
 
 
 @pytest.fixture(scope="module")
