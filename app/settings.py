@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     fix_env: str = ""
     fix_network: bool = False
     ci_repeat_threshold: int = Field(2, ge=1)
+    # A worker retries a run after a transient error (GitHub 5xx, a lost database) after this
+    # many seconds, doubled on each retry.
+    retry_delay_s: float = Field(15.0, ge=0)
     public_url: str = ""
     # Phase limits of the CI job (seed 002: reproduce 5 min, fix 10 min, PR 5 min).
     phase_reproduce_s: float = Field(300.0, gt=0)

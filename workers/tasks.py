@@ -44,7 +44,7 @@ def _run_pipeline(self: Any, run_id: int) -> str:
         if self.request.retries >= MAX_RETRIES:
             fail_run(run_id, services, f"gave up after {MAX_RETRIES} retries: {type(exc).__name__}: {exc}")
             return "failed"
-        raise self.retry(exc=exc, countdown=15 * 2**self.request.retries)
+        raise self.retry(exc=exc, countdown=services.settings.retry_delay_s * 2**self.request.retries)
 
 
 @shared_task(name=HANDLE_COMMENT_TASK, bind=True, max_retries=MAX_RETRIES)
@@ -52,10 +52,14 @@ def handle_comment(
     self: Any, command: str, repo: str, issue: int, user: str, installation_id: int | None = None, issue_url: str = "",
     args: str = "",
 ) -> str:
-    request = CommandRequest(command, repo, issue, user, installation_id, issue_url, args)
+    return _handle_comment(self, CommandRequest(command, repo, issue, user, installation_id, issue_url, args))
+
+
+def _handle_comment(self: Any, request: CommandRequest) -> str:
+    services = worker_services(self.app)
     try:
-        return execute_command(request, worker_services(self.app))
+        return execute_command(request, services)
     except Exception as exc:
         if not is_transient(exc):
             raise
-        raise self.retry(exc=exc, countdown=15 * 2**self.request.retries)
+        raise self.retry(exc=exc, countdown=services.settings.retry_delay_s * 2**self.request.retries)

@@ -86,6 +86,7 @@ def start_serve(tmp_path: Path, github_url: str, **extra_env: str) -> Served:
         "SCRUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
         "SCRUB_OPERATOR_API_TOKEN": API_TOKEN,
         "SCRUB_SANDBOX": "bwrap",
+        "SCRUB_RETRY_DELAY_S": "1",  # a retried run comes back in 1 s, not 15
         "SCRUB_REPRO_TIMEOUT": "60",
         **extra_env,
     }
