@@ -29,6 +29,15 @@ class UnknownStateField(KeyError):
         return str(self.args[0])
 
 
+T = TypeVar("T")
+
+
+def from_known(cls: type[T], data: Mapping[str, Any] | None) -> T:
+    """`cls` (a dataclass) from stored JSON: the fields that are there, the rest at their defaults."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return cls(**{k: v for k, v in (data or {}).items() if k in names})
+
+
 def plain(value: Any) -> Any:
     """`value` as JSON: typed parts (anything with `to_dict()`) encoded, containers walked."""
     if hasattr(value, "to_dict"):

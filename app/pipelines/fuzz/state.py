@@ -10,15 +10,11 @@ stored by an earlier version load, and the status page and the CLI read the same
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar
 
 from app.pipelines.ci.job import PHASED_DECODE, PhasedState
-
-
-def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in (data or {}).items() if k in names}
+from app.pipelines.state import from_known
 
 
 @dataclass
@@ -37,7 +33,7 @@ class FuzzJob:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FuzzJob:
-        return cls(**_known(cls, data))
+        return from_known(cls, data)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,7 +67,7 @@ class DeviceRun:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DeviceRun:
-        return cls(**_known(cls, data))
+        return from_known(cls, data)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -17,7 +17,7 @@ state was a plain dict, because stored runs, the status page (`app/web/figures.p
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from app.engine.issue.markdown import ReportedError, Repro
@@ -25,16 +25,10 @@ from app.engine.issue.review import Finding
 from app.engine.issue.triage import Triage
 from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
-from app.pipelines.state import PipelineState
+from app.pipelines.state import PipelineState, from_known
 
 Json = dict[str, Any]
 T = TypeVar("T")
-
-
-def _known(cls: type[T], data: Json) -> T:
-    """`cls` from stored JSON: its fields that are there (the rest keep their defaults)."""
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in data.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -61,7 +55,7 @@ class Reproduction:
 
     @classmethod
     def from_dict(cls, data: Json) -> Reproduction:
-        return _known(cls, data)
+        return from_known(cls, data)
 
 
 @dataclass(frozen=True)
@@ -80,7 +74,7 @@ class Minimized:
 
     @classmethod
     def from_dict(cls, data: Json) -> Minimized:
-        return _known(cls, data)
+        return from_known(cls, data)
 
 
 @dataclass(frozen=True)
@@ -101,7 +95,7 @@ class PublishPlan:
 
     @classmethod
     def from_dict(cls, data: Json) -> PublishPlan:
-        return _known(cls, data)
+        return from_known(cls, data)
 
 
 @dataclass
