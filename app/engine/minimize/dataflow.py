@@ -43,6 +43,7 @@ from app.engine.minimize.checks import (
     check_operands,
     is_computed_index,
 )
+from app.engine.minimize.parsing import parse
 
 Operations = tuple[frozenset[str], ...]  # one set per compared operand, in order
 
@@ -65,7 +66,7 @@ class CheckFlow:
 
 def check_dataflow(source: str, line: int) -> CheckFlow | None:
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return None
     operands = check_operands(tree, line)

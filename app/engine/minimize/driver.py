@@ -27,10 +27,17 @@ from __future__ import annotations
 import ast
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ThreadPoolExecutor,
+    wait,
+)
 from dataclasses import dataclass, field
 
 from app.engine.minimize.edits import Edit, NodeIndex, apply_edits, mergeable
+from app.engine.minimize.parsing import parse
 from app.engine.minimize.passes import COARSE_PASSES, PASSES, Pass
 from app.engine.minimize.problem import (
     Evaluate,
@@ -155,7 +162,7 @@ def yield_rate(gain: int, seconds: float) -> float:
 def shrink(source: str, predicate: Predicate, passes: Sequence[Pass] = PASSES, jobs: int = 1) -> str:
     """Minimize with a plain predicate; the canonical (unparsed, untidied) result, for tests."""
     result = minimize(source, batch(predicate), passes=passes, jobs=jobs)
-    return ast.unparse(ast.parse(result.source))
+    return ast.unparse(parse(result.source))
 
 
 def run_pass(problem: ReductionProblem, pass_: Pass, jobs: int, pool: Executor | None = None) -> bool:

@@ -16,11 +16,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from app.engine.minimize.parsing import parse
 from app.engine.minimize.size import Size, size_key
 
 Evaluate = Callable[[Sequence[str]], list[bool]]
 Predicate = Callable[[str], bool]
-_PASS_LINE = re.compile(r"^\s*pass$", re.M)
+_PASS_LINE = re.compile(r"^\s*pass$", re.MULTILINE)
 
 
 def batch(predicate: Predicate) -> Evaluate:
@@ -127,7 +128,7 @@ class ReductionProblem:
 
     def _set_current(self, text: str) -> None:
         self.source = text
-        self.tree = ast.parse(text)
+        self.tree = parse(text)
         self.size: Size = size_key(text, self.tree)
         if self.on_progress is not None:
             self.on_progress(self)
@@ -138,10 +139,10 @@ def canonicalize(candidate: str | ast.Module) -> str | None:
     that means nothing), or None if it does not parse or compile. A given tree is not changed
     (candidate trees share subtrees with the current program's)."""
     try:
-        tree = ast.parse(candidate) if isinstance(candidate, str) else candidate
+        tree = parse(candidate) if isinstance(candidate, str) else candidate
         text = ast.unparse(tree) + "\n"
         if _PASS_LINE.search(text):
-            tree = ast.parse(text)  # our own copy, to edit
+            tree = parse(text)  # our own copy, to edit
             _drop_redundant_pass(tree)
             text = ast.unparse(tree) + "\n"
         with warnings.catch_warnings():

@@ -73,7 +73,7 @@ class Zygote:
 def zygote_for(source: str) -> Zygote:
     """The zygote worth starting for this repro: torch only if it imports torch, Dynamo warmed
     only if it compiles (imports and tiny single-threaded ops only: fork-safe)."""
-    if not re.search(r"^\s*(?:import|from)\s+torch\b", source, re.M):
+    if not re.search(r"^\s*(?:import|from)\s+torch\b", source, re.MULTILINE):
         return Zygote(preload=())
     if "compile" in source:
         return Zygote(BASE_PRELOAD + COMPILE_PRELOAD, COMPILE_WARMUP)

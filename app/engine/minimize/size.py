@@ -13,6 +13,8 @@ import io
 import tokenize
 from typing import NamedTuple
 
+from app.engine.minimize.parsing import parse
+
 _SKIPPED_TOKENS = {tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
                    tokenize.ENCODING}
 # Virtual tokens charged for a compile backend: simpler backends win even if naming one costs text,
@@ -41,7 +43,7 @@ def nonblank_lines(source: str) -> int:
 
 def code_lines(source: str) -> int:
     """Non-blank, non-comment lines that are not imports: the seed's measure of a repro's size."""
-    tree = ast.parse(source)
+    tree = parse(source)
     import_lines: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -74,14 +76,14 @@ def _is_compile(func: ast.expr) -> bool:
 
 def size_key(source: str, tree: ast.AST | None = None) -> Size:
     """The order candidates are compared in (smaller is better)."""
-    tree = tree if tree is not None else ast.parse(source)
+    tree = tree if tree is not None else parse(source)
     backend_weight, literals = _weight(tree)
     return Size(count_tokens(source) + backend_weight, nonblank_lines(source), len(source), literals)
 
 
 def tidy(source: str) -> str:
     """`ast.unparse` plus layout: a blank line after imports, two around top-level definitions."""
-    tree = ast.parse(source)
+    tree = parse(source)
     chunks: list[tuple[str, str]] = []
     for stmt in tree.body:
         kind = "def" if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else (

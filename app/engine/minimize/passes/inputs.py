@@ -14,13 +14,14 @@ import copy
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
+from app.engine.minimize.parsing import parse
 from app.engine.minimize.passes._ast import blocks, name_uses
 
 # Most to least likely to keep a bug, each as short as it can be spelled: an index, a float
 # tensor of each common rank, two mismatched sizes (for shape errors, one operand at a time),
 # float64 (numpy's default, the usual dtype mismatch), a larger index.
 SIMPLE_INPUTS = tuple(
-    ast.parse(text, mode="eval").body
+    parse(text, mode="eval").body
     for text in ("torch.tensor([1])", "torch.ones(1)", "torch.ones(1, 1)", "torch.ones(1, 1, 1)",
                  "torch.ones(1, 1, 1, 1)", "torch.ones(2)", "torch.ones(4)",
                  "torch.ones(1, dtype=torch.float64)", "torch.tensor([8])")

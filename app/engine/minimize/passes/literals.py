@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
+from app.engine.minimize.parsing import parse
 from app.engine.minimize.passes._ast import dotted
 
 SMALL_INTS = (1, 2, 4, 8)
@@ -44,4 +45,4 @@ def remove_device_dtype(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edi
             if doomed:
                 yield [Edit(index.number(k)) for k in doomed]
         if isinstance(node, ast.Attribute) and dotted(node) in _DTYPES:
-            yield [Edit(index.number(node), ast.parse("torch.float32", mode="eval").body)]
+            yield [Edit(index.number(node), parse("torch.float32", mode="eval").body)]
