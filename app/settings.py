@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.domain import parse_environments
-from app.torch_releases import EnvStore, merge_interpreters
+from app.torch_releases import EnvStore, merge_interpreters, release_of
 
 SandboxKind = Literal["bwrap", "none"]
 
@@ -92,6 +92,17 @@ class Settings(BaseSettings):
         if self.environments.strip():
             return parse_environments(self.environments, default_python=sys.executable)
         return merge_interpreters(self.env_store.interpreters(), sys.executable, _own_torch_version())
+
+    @property
+    def nameable_environments(self) -> dict[str, str]:
+        """What `--envs` can name: `environment_map`, plus this interpreter under its own torch
+        release when `SCRUB_ENVIRONMENTS` is unset (so `--provision` never installs a second copy
+        of the release already running here)."""
+        named = self.environment_map
+        own = _own_torch_version()
+        if self.environments.strip() or not own or release_of(own) in named:
+            return named
+        return {**named, release_of(own): sys.executable}
 
     @property
     def resolved_database_url(self) -> str:

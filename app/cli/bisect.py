@@ -54,9 +54,8 @@ def provision_missing(spec: str, settings: Any) -> None:
     from app.cli.envs import provision_release
     from app.torch_releases import parse_version
 
-    configured = settings.environment_map
     for item in filter(None, (part.strip() for part in spec.split(","))):
-        if "=" in item or _lookup(item, configured):
+        if "=" in item or _lookup(item, settings.nameable_environments):  # read again: it grows
             continue
         try:
             parse_version(item)
@@ -134,7 +133,7 @@ def bisect_command(
     if provision:
         provision_missing(envs, settings)
     try:
-        resolved = resolve_envs(envs, settings.environment_map)
+        resolved = resolve_envs(envs, settings.nameable_environments)
         result = bisect_file(source, resolved, settings, expect=expect, k=k,
                              echo=lambda line: stderr.print(line, markup=False, highlight=False))
     except ValueError as exc:

@@ -24,6 +24,8 @@ def minimize_command(
     timeout: float = typer.Option(60.0, "--timeout", min=1, help="Seconds per candidate run."),
     budget: float | None = typer.Option(
         None, "--budget", min=1, help="Stop shrinking this many seconds after the start (the final cold re-check comes after)."),
+    max_candidates: int | None = typer.Option(
+        None, "--max-candidates", min=1, help="Stop after this many candidate runs (a budget that gives the same result on any machine)."),
     expect: str | None = typer.Option(None, "--expect", help='Failure to keep: "Class: message", "timeout" or "signal N".'),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
@@ -49,6 +51,7 @@ def minimize_command(
         with _progress_bar(enabled=stderr.is_terminal) as on_progress:
             outcome = minimize_repro(
                 source, run=warm_run, cold_run=cold_run, jobs=jobs, timeout_s=timeout, budget_s=budget,
+                max_candidates=max_candidates,
                 expected=parse_expected(expect) if expect else None, progress=on_progress,
             )
     except (NothingToKeep, CouldNotMinimize) as error:

@@ -88,10 +88,9 @@ def test_bisect_provision_fetches_a_missing_release_then_bisects_across_it(tmp_p
         here = version("torch").split("+")[0]
         repro = tmp_path / "repro.py"
         repro.write_text("import torch\nassert not torch.__version__.startswith('1.'), torch.__version__\n")
-        # The newer side is this interpreter, named as LABEL=PYTHON: as a bare release label it
-        # counts as missing while nothing is provisioned yet, so --provision would install a
-        # second full torch of this release (from whatever index or wheel cache pip is given).
-        envs = f"{FAKE_VERSION},{here}={sys.executable}"
+        # The newer side is this interpreter, named by its bare release: with nothing provisioned
+        # yet, --provision must still see that release as here, not install a second full torch.
+        envs = f"{FAKE_VERSION},{here}"
         result = runner.invoke(app, ["bisect", str(repro), "--envs", envs, "--provision", "--json"])
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["summary"] == f"fixed in {here} (still fails in {FAKE_VERSION})"
@@ -99,3 +98,13 @@ def test_bisect_provision_fetches_a_missing_release_then_bisects_across_it(tmp_p
         assert f"provisioning torch=={here}" not in result.stderr  # only the missing release is fetched
     finally:
         shutil.rmtree(data, ignore_errors=True)
+
+
+def test_this_interpreters_release_is_nameable_before_anything_is_provisioned(monkeypatch):
+    here = version("torch").split("+")[0]
+    settings = get_settings()
+    assert settings.environment_map == {"local": sys.executable}  # nothing provisioned
+    assert settings.nameable_environments == {"local": sys.executable, here: sys.executable}
+    monkeypatch.setenv("SCRUB_ENVIRONMENTS", f"mine={sys.executable}")
+    reset_settings_cache()
+    assert get_settings().nameable_environments == {"mine": sys.executable}  # configured: only that

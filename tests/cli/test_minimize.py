@@ -30,7 +30,7 @@ def test_minimize_json_summary_and_files(tmp_path):
         "data = [1, 2, 3]\nprint('starting')\nresult = helper(data)\nprint(result)\n"
     )
     out = tmp_path / "small.py"
-    result = CliRunner().invoke(app, ["minimize", str(repro), "-o", str(out), "--json", "--jobs", "1", "--budget", "60"])
+    result = CliRunner().invoke(app, ["minimize", str(repro), "-o", str(out), "--json", "--jobs", "1", "--max-candidates", "500"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["signature"] == "KeyError: 'count'"
@@ -44,7 +44,7 @@ def test_minimize_json_summary_and_files(tmp_path):
 def test_every_written_file_is_announced_and_the_original_is_kept_beside_it(tmp_path):
     repro = tmp_path / "repro.py"
     repro.write_text("import os\nx = 1\ny = {}\nprint(x)\nprint(y['missing'])\n")
-    result = CliRunner().invoke(app, ["minimize", str(repro), "--jobs", "1", "--budget", "60"])
+    result = CliRunner().invoke(app, ["minimize", str(repro), "--jobs", "1", "--max-candidates", "500"])
     assert result.exit_code == 0, result.output
     minimized, original = tmp_path / "repro.min.py", tmp_path / "repro.orig.py"
     assert original.read_text() == repro.read_text()
@@ -59,3 +59,15 @@ def test_a_repro_that_does_not_compile_is_not_minimized(tmp_path):
     result = CliRunner().invoke(app, ["minimize", str(repro)])
     assert result.exit_code == 2 and "does not compile" in result.stderr
     assert not (tmp_path / "repro.min.py").exists() and not (tmp_path / "repro.orig.py").exists()
+
+
+def test_max_candidates_stops_the_shrinking_at_that_many_runs(tmp_path):
+    # uncapped, this shrinks to one line in about 46 candidate runs
+    steps = "".join(f"f{i} = len(b) + {i}\nprint('step', f{i})\n" for i in range(12))
+    repro = tmp_path / "repro.py"
+    repro.write_text("a = 1\nb = [a, 2, 3]\nc = {'x': b}\n" + steps + "key = 'mis' + 'sing'\nprint(c[key])\n")
+    result = CliRunner().invoke(app, ["minimize", str(repro), "--json", "--jobs", "1", "--max-candidates", "6"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["candidates"] == 6 and summary["reproduces"] is True
+    assert 1 < summary["final_lines"] < summary["original_lines"]  # shrank, stopped short of the fixpoint

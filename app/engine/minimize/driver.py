@@ -88,6 +88,7 @@ def minimize(
     *,
     jobs: int = 1,
     budget_s: float | None = None,
+    max_candidates: int | None = None,
     passes: Sequence[Pass] = PASSES,
     patience: int = 2,
     progress: Callable[[Progress], None] | None = None,
@@ -107,7 +108,8 @@ def minimize(
             progress(Progress(problem.stats.candidates, problem.stats.accepted, problem.size.tokens,
                               code_lines(problem.source), current_pass[0]))
 
-    problem = ReductionProblem(source, evaluate, deadline=deadline, on_progress=report)
+    problem = ReductionProblem(source, evaluate, deadline=deadline, max_candidates=max_candidates,
+                              on_progress=report)
     pool = ThreadPoolExecutor(jobs, thread_name_prefix="minimize") if jobs > 1 else None
     gains = {p.__name__: 0 for p in passes}
     costs = {p.__name__: 0 for p in passes}
@@ -124,7 +126,7 @@ def minimize(
             gains[pass_.__name__] += tokens - problem.size.tokens
             costs[pass_.__name__] += problem.stats.candidates - calls
             seconds[pass_.__name__] += time.monotonic() - clock
-            if problem.out_of_time:
+            if problem.out_of_budget:
                 break
         order.sort(key=lambda p: -yield_rate(gains[p.__name__], seconds[p.__name__]))  # stable
         return problem.size != before
@@ -133,9 +135,9 @@ def minimize(
         # Big cuts first: the coarse passes alone, so the fine ones sweep a small program.
         for _ in range(COARSE_ROUNDS):
             rounds += 1
-            if problem.out_of_time or not run_round([p for p in order if p in coarse]):
+            if problem.out_of_budget or not run_round([p for p in order if p in coarse]):
                 break
-        while idle_rounds < patience and not problem.out_of_time:
+        while idle_rounds < patience and not problem.out_of_budget:
             rounds += 1
             idle_rounds = 0 if run_round(order) else idle_rounds + 1
     finally:
@@ -169,7 +171,7 @@ def run_pass(problem: ReductionProblem, pass_: Pass, jobs: int, pool: Executor |
     """Sweep one pass over the current program; True if it changed anything."""
     progressed = False
     position = 0
-    while not problem.out_of_time:
+    while not problem.out_of_budget:
         tree = problem.tree
         index = NodeIndex(tree, problem.failing_lines)
         winner_at = _sweep(problem, tree, index, _numbered(pass_(tree, index), position), jobs, pool)
@@ -205,12 +207,13 @@ def _sweep(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
     fresh = _fresh_candidates(problem, tree, index, groups)
     order: list[tuple[_Candidate, Future]] = []  # submitted, in the pass's order
     verdicts: dict[int, bool] = {}  # by place in `order`
+    recorded: set[int] = set()  # places whose verdict the problem has counted and cached
     losers = 0  # order[:losers] are judged and uninteresting; order[losers], if True, is the winner
     exhausted = False
     while True:
         won = verdicts.get(losers, False)
         running = [f for _, f in order if not f.done()]
-        while (len(running) < jobs and not exhausted and not problem.out_of_time
+        while (len(running) < jobs and not exhausted and problem.may_ask(in_flight=len(order) - len(recorded))
                and (not won or len(order) < losers + jobs)):
             candidate = next(fresh, None)
             if candidate is None:
@@ -218,16 +221,22 @@ def _sweep(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
             else:
                 order.append((candidate, _submit(pool, problem.ask, candidate.text)))
                 running.append(order[-1][1])
-        for place, (candidate, future) in enumerate(order):
+        for place, (_, future) in enumerate(order):
             if place not in verdicts and future.done():
                 verdicts[place] = future.result()
-                problem.record(candidate.text, verdicts[place])
         while verdicts.get(losers) is False:
             losers += 1
+        # Only the verdicts every timing would have (up to the first winner's window) are
+        # recorded: what is cached and counted, so a candidate cap ends at the same place
+        # however fast the candidates ran.
+        for place in sorted(set(verdicts) - recorded):
+            if place < losers + jobs:
+                problem.record(order[place][0].text, verdicts[place])
+                recorded.add(place)
         if verdicts.get(losers):
             window = range(losers, min(losers + jobs, len(order)))
             if all(place in verdicts for place in window) and (
-                    len(order) >= losers + jobs or exhausted or problem.out_of_time):
+                    len(order) >= losers + jobs or exhausted or problem.out_of_budget):
                 winners = [order[place][0] for place in window if verdicts[place]]
                 _accept(problem, tree, index, winners)
                 return winners[0].position  # (candidates still running past the window are dropped)

@@ -48,6 +48,7 @@ class ReductionProblem:
     source: str
     evaluate: Evaluate
     deadline: float | None = None  # time.monotonic() after which no oracle call is made
+    max_candidates: int | None = None  # oracle verdicts after which no more are asked for
     on_progress: Callable[[ReductionProblem], None] | None = None  # after every verdict batch
     stats: Stats = field(default_factory=Stats)
 
@@ -68,6 +69,19 @@ class ReductionProblem:
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
 
+    @property
+    def out_of_budget(self) -> bool:
+        """Past the deadline, or `max_candidates` verdicts given (a budget that, unlike time,
+        does not depend on how loaded the machine is)."""
+        over = self.max_candidates is not None and self.stats.candidates >= self.max_candidates
+        return over or self.out_of_time
+
+    def may_ask(self, in_flight: int) -> bool:
+        """Whether one more candidate fits the budget, with `in_flight` already being judged."""
+        if self.max_candidates is not None and self.stats.candidates + in_flight >= self.max_candidates:
+            return False
+        return not self.out_of_time
+
     def fresh(self, candidate: str | ast.Module) -> str | None:
         """The canonical text of `candidate` if it is worth asking the oracle about, else None."""
         text = canonicalize(candidate)
@@ -81,14 +95,14 @@ class ReductionProblem:
 
     def judge(self, candidates: Sequence[str]) -> list[bool]:
         """Oracle verdicts for canonical, fresh candidates (one batch; cached; no acceptance)."""
-        if not candidates or self.out_of_time:
-            return [False] * len(candidates)
-        return self._judge(candidates)
+        allowed = [c for place, c in enumerate(candidates) if self.may_ask(in_flight=place)]  # a prefix
+        verdicts = self._judge(allowed) if allowed else []
+        return verdicts + [False] * (len(candidates) - len(allowed))
 
     def ask(self, text: str) -> bool:
         """The oracle's verdict on one fresh candidate, without recording it: safe to call from
         worker threads (the driver keeps `jobs` in flight); `record` it on the driver's thread."""
-        return False if self.out_of_time else bool(self.evaluate([text])[0])
+        return False if self.out_of_budget else bool(self.evaluate([text])[0])
 
     def record(self, text: str, verdict: bool) -> None:
         """Cache and count a verdict (one obtained with `ask`, or by `judge`)."""

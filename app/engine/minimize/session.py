@@ -65,12 +65,14 @@ def minimize_repro(
     jobs: int = 1,
     timeout_s: float = 30.0,
     budget_s: float | None = None,
+    max_candidates: int | None = None,
     progress: Callable[[Progress], None] | None = None,
 ) -> ReproMinimization:
     """Shrink `source` while it keeps failing as it does now (or as `expected` says).
 
     `budget_s` counts from this call: the cold run of the original comes out of it. (The cold
-    re-check of the result comes after it: one run.)
+    re-check of the result comes after it: one run.) `max_candidates` caps the warm runs
+    instead (or as well): a budget that gives the same result on a loaded machine.
     """
     started = time.monotonic()
     signature = expected or original_signature(source, cold_run, timeout_s)
@@ -81,9 +83,11 @@ def minimize_repro(
 
     try:
         try:
-            result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), progress=progress)
+            result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), max_candidates=max_candidates,
+                              progress=progress)
         except CouldNotMinimize:  # once more: a loaded machine can fail a first warm run
-            result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), progress=progress)
+            result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), max_candidates=max_candidates,
+                              progress=progress)
     finally:
         oracle.close()
     reproduces = signature.matches(signature_of(cold_run(result.source, timeout_s), result.source))

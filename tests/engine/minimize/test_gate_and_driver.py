@@ -126,6 +126,32 @@ def test_budget_stops_the_driver():
     assert result.timed_out and result.wall_s < 2
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_candidate_cap_stops_the_driver_at_exactly_that_many_verdicts(jobs):
+    asked: list[str] = []
+
+    def counting(sources):
+        asked.extend(sources)
+        return [True for _ in sources]
+
+    source = "\n".join(f"x{i} = {i}" for i in range(200))
+    result = minimize(source, counting, jobs=jobs, max_candidates=25, passes=[shrink_int_literals])
+    # the original's own check is the first of the 25; nothing is asked past the cap
+    assert len(asked) == 25 and result.stats.candidates == 25 and not result.timed_out
+
+
+def test_the_same_cap_gives_the_same_result_however_slow_the_oracle():
+    def interesting(sources, delay=0.0):
+        time.sleep(delay * (len(sources[0]) % 4))  # candidates end out of the pass's order
+        return ["boom(v7)" in s and "v7 =" in s for s in sources]
+
+    source = "\n".join(f"v{i} = {i * 100} + f(v{i - 1})" for i in range(1, 40)) + "\nboom(v7)\n"
+    fast = minimize(source, interesting, jobs=2, max_candidates=15)
+    slow = minimize(source, lambda s: interesting(s, delay=0.005), jobs=2, max_candidates=15)
+    assert fast.stats.candidates == slow.stats.candidates == 15
+    assert fast.source == slow.source and code_lines(fast.source) < 40
+
+
 def _result(text: str, exit_code=1, signal=None, timed_out=False):
     return SimpleNamespace(output=SimpleNamespace(head=text.encode(), tail=b""), exit_code=exit_code,
                            signal=signal, timed_out=timed_out)
