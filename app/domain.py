@@ -7,15 +7,25 @@ them: one definition each, here (import-linter keeps this module free of every o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
 
 
 def utcnow() -> datetime:
     """Aware UTC now (sqlmodel's datetime columns refuse naive values)."""
     return datetime.now(UTC)
+
+
+def from_known(cls: type[T], data: Mapping[str, Any] | None) -> T:
+    """`cls` (a dataclass) from stored JSON: the fields that are there, the rest at their defaults
+    (a key written by older or newer code is ignored, so stored records keep loading)."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return cls(**{k: v for k, v in (data or {}).items() if k in names})
 
 
 class RunStatus(StrEnum):

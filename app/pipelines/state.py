@@ -18,6 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable, ClassVar, Mapping, TypeVar
 
+from app.domain import from_known
+
+__all__ = ["Json", "PipelineState", "UnknownStateField", "from_known", "plain"]
+
 Json = dict[str, Any]
 S = TypeVar("S", bound="PipelineState")
 
@@ -27,15 +31,6 @@ class UnknownStateField(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
-
-
-T = TypeVar("T")
-
-
-def from_known(cls: type[T], data: Mapping[str, Any] | None) -> T:
-    """`cls` (a dataclass) from stored JSON: the fields that are there, the rest at their defaults."""
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in (data or {}).items() if k in names})
 
 
 def plain(value: Any) -> Any:

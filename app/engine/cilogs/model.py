@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from app.domain import from_known
 
 KINDS = ("exception", "assertion", "timeout", "signal", "exit")
 
@@ -38,8 +40,7 @@ class Failure:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Failure:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return from_known(cls, data)
 
 
 @dataclass

@@ -26,7 +26,7 @@ from app.engine.git.repo import MirrorCache
 from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec
 from app.engine.sandbox.treerun import TreeRunner
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult, State
-from app.pipelines.state import PipelineState
+from app.pipelines.state import PipelineState, from_known
 from app.settings import Settings
 
 if TYPE_CHECKING:
@@ -60,8 +60,7 @@ class CIJob:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CIJob:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return from_known(cls, data)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
