@@ -76,14 +76,19 @@ def processes_with(text: str) -> list[int]:
     return found
 
 
-# A repro that leaves a daemon behind: double fork + setsid, the grandchild sleeps on.
+# A repro that leaves a daemon behind: double fork + setsid, the grandchild sleeps on. The
+# parent ends only once the daemon says it runs (a pipe, not a sleep: on a loaded machine the
+# daemon may not exist yet after any fixed wait, and the test would check nothing).
 DAEMON_SOURCE = """
 import os, time
+ready_r, ready_w = os.pipe()
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
+        os.write(ready_w, b"up")
         time.sleep(600)
     os._exit(0)
-time.sleep(0.3)
+os.close(ready_w)
+assert os.read(ready_r, 2) == b"up", "the daemon never started"
 print("parent done")
 """
