@@ -1,7 +1,7 @@
 """Real Redis and Postgres servers for the integration tests, started on free ports.
 
-Locally a missing binary skips the tests that need it; with `CI=true` it fails them, so CI
-never passes by skipping.
+Locally a missing binary (or torch) skips the tests that need it; with `CI=true` it fails them,
+so CI never passes by skipping.
 """
 
 from __future__ import annotations
@@ -33,6 +33,14 @@ def unavailable(reason: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason} (CI=true: the integration tests must run)")
     pytest.skip(reason)
+
+
+def require_torch() -> None:
+    """torch, which CI installs (.ci/run): missing, it fails the test under CI=true, skips it locally."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as error:
+        unavailable(f"torch cannot be imported: {error}")
 
 
 def wait_for_port(port: int, process: subprocess.Popen | None = None) -> None:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from typer.testing import CliRunner
 
 from app.cli.main import app
+from app.engine.sandbox.userns import current_mode
+from tests.engine.sandbox.modes import require_mode
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+
+@pytest.fixture(autouse=True)
+def _sandbox():
+    """The real sandbox in this process's mode: a missing bwrap fails under CI=true (skips locally)."""
+    require_mode(current_mode())
 
 
 def test_a_program_that_passes_is_refused_clearly(tmp_path):

@@ -7,7 +7,6 @@ serves the five cases (they are all our own code); each runs to its fixpoint, un
 from __future__ import annotations
 
 import ast
-import shutil
 import sys
 from pathlib import Path
 
@@ -18,11 +17,11 @@ from app.engine.minimize.dataflow import assert_operations
 from app.engine.minimize.oracle import signature_of
 from app.engine.minimize.runners import sandbox_runners, zygote_for
 from app.engine.minimize.session import minimize_repro
+from app.engine.sandbox.userns import current_mode
+from tests.engine.sandbox.modes import require_mode
+from tests.services import require_torch
 
-pytestmark = [
-    pytest.mark.torch,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap"),
-]
+pytestmark = pytest.mark.torch
 REPROS = Path(__file__).parent / "repros"
 BENCHMARK_CASES = Path(__file__).resolve().parents[3] / "benchmarks" / "minimize" / "cases"
 # A candidate budget, not a time budget: what these tests assert must not depend on how loaded
@@ -33,7 +32,8 @@ MAX_CANDIDATES = 1500
 
 @pytest.fixture(scope="module")
 def runners():
-    pytest.importorskip("torch")
+    require_mode(current_mode())  # bwrap and torch: CI installs both, so a missing one fails there
+    require_torch()
     # one zygote for all cases: the one a compile repro gets (torch, Dynamo, Inductor, warmed)
     cold, warm, close = sandbox_runners(sys.executable, jobs=2, zygote=zygote_for("import torch\ntorch.compile"))
     yield cold, warm

@@ -18,6 +18,7 @@ from app.engine.minimize.runners import sandbox_runners, zygote_for
 from app.engine.sandbox.runner import Limits, SandboxSpec, run_sandboxed, sandbox_env
 from app.engine.verdict.reproduce import reproduce
 from tests.engine.sandbox.modes import require_mode
+from tests.services import require_torch
 
 FORK_AFTER_PARALLEL = """
 import os
@@ -56,7 +57,7 @@ def test_threads_are_left_alone_unless_the_spec_pins_them():
 @needs_cores
 def test_fork_after_parallel_region_hangs_cold_unpinned_and_passes_pinned():
     require_mode("root" if os.geteuid() == 0 else "user")
-    pytest.importorskip("torch")
+    require_torch()
     limits = Limits(memory_mb=4096)
     cold = reproduce(FORK_AFTER_PARALLEL, SandboxSpec(limits=limits), timeout_s=HANG_TIMEOUT_S)
     assert cold.outcome == "timeout" and cold.failures == 1, cold.output_tail
@@ -69,7 +70,7 @@ def test_fork_after_parallel_region_hangs_cold_unpinned_and_passes_pinned():
 @needs_cores
 def test_minimizer_candidates_run_unpinned_when_the_repro_passes_pinned(caplog):
     require_mode("root" if os.geteuid() == 0 else "user")
-    pytest.importorskip("torch")
+    require_torch()
     cold, warm, close = sandbox_runners(sys.executable, jobs=1, spec=SandboxSpec(limits=Limits(memory_mb=4096)),
                                         zygote=zygote_for(FORK_AFTER_PARALLEL))
     try:
