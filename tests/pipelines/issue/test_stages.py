@@ -376,6 +376,10 @@ def test_a_finished_stage_is_not_redone(fake_github):
 
 # -- real torch -----------------------------------------------------------------------------
 
+# A cold `import torch` in the sandbox takes seconds idle and far more on a loaded machine: these
+# runs get the product's default timeout, not the 20 s the torch-free repros above get.
+TORCH = {"repro_timeout": 120}
+
 
 @pytest.mark.torch
 def test_torch_repro_reproduces_on_the_installed_version(fake_github):
@@ -384,7 +388,7 @@ def test_torch_repro_reproduces_on_the_installed_version(fake_github):
     source = "import torch\na = torch.ones(2, 3)\nb = torch.ones(4, 5)\nprint(a @ b)"
     number = trusted_issue(fake_github, py(source) + "\n" + traceback(
         "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"))
-    finished, _ = scrub(fake_github, number)
+    finished, _ = scrub(fake_github, number, config=TORCH)
     assert finished.verdict == "reproduces"
     assert our_comments(fake_github, number)[0].startswith(f"This issue still reproduces on PyTorch {torch.__version__}.")
 
@@ -432,7 +436,7 @@ def test_torch_repro_is_minimized_keeping_its_error(fake_github):
 
     number = trusted_issue(fake_github, py(TORCH_RESIDUAL) + "\n" + traceback(
         "RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x32 and 48x16)"))
-    finished, ctx = scrub(fake_github, number)
+    finished, ctx = scrub(fake_github, number, config=TORCH)
     assert finished.verdict == "reproduces"
     assert code_lines(TORCH_RESIDUAL) > 20  # not minimal yet, by the seed's measure
     minimized = state_of(ctx).minimized
@@ -446,7 +450,7 @@ def test_torch_fixed_behaviour_closes(fake_github):
     source = "import torch\nx = torch.arange(6).reshape(2, 3)\nprint(x.sum(dim=1))"
     number = trusted_issue(fake_github, py(source) + "\n" + traceback(
         "RuntimeError: sum(): dim out of range"))
-    finished, _ = scrub(fake_github, number)
+    finished, _ = scrub(fake_github, number, config=TORCH)
     assert finished.verdict == "fixed"
     assert fake_github.issue(REPO, number)["state"] == "closed"
 
