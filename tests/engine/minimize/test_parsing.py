@@ -8,6 +8,7 @@ import ast
 import gc
 import sys
 import threading
+from pathlib import Path
 from collections.abc import Callable
 
 import pytest
@@ -106,3 +107,10 @@ def test_a_race_that_never_stops_is_raised_after_the_retries(monkeypatch: pytest
 
 def test_eval_mode_gives_an_expression() -> None:
     assert isinstance(parse("1 + 2", mode="eval"), ast.Expression)
+
+
+def test_no_module_of_the_minimizer_parses_around_the_lock() -> None:
+    package = Path(parsing.__file__).parent
+    offenders = [str(path.relative_to(package)) for path in sorted(package.rglob("*.py"))
+                 if path.name != "parsing.py" and "ast.parse(" in path.read_text()]
+    assert offenders == []
