@@ -73,8 +73,7 @@ class ReductionProblem:
     def out_of_budget(self) -> bool:
         """Past the deadline, or `max_candidates` verdicts given (a budget that, unlike time,
         does not depend on how loaded the machine is)."""
-        over = self.max_candidates is not None and self.stats.candidates >= self.max_candidates
-        return over or self.out_of_time
+        return not self.may_ask(in_flight=0)
 
     def may_ask(self, in_flight: int) -> bool:
         """Whether one more candidate fits the budget, with `in_flight` already being judged."""
