@@ -23,6 +23,7 @@ from app.engine.minimize.size import code_lines  # the project's one measure of 
 from app.engine.issue import loose
 from app.engine.issue.python_names import parse_python, undefined_names  # re-exported: one definition of "defined"
 from app.engine.issue.triage import Triage, needs_cuda, triage  # re-exported: the issue stage API
+from app.engine.issue.reported import ReportedError, last_exception, reported_error  # re-exported
 
 Json = dict[str, Any]
 
@@ -230,76 +231,6 @@ _IMAGE = re.compile(
 
 def has_images(markdown: str | None) -> bool:
     return bool(_IMAGE.search(markdown or ""))
-
-
-_EXCEPTION_LINE = re.compile(
-    r"^\s*((?:[A-Za-z_][\w]*\.)*(?:_?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported|Failure)|"
-    r"Unsupported|InternalTorchDynamoError|BackendCompilerFailed))(?::[ \t]*(.*))?$",
-    re.MULTILINE,
-)
-_SEGFAULT = re.compile(r"segmentation fault|segfault|sigsegv|core dumped", re.IGNORECASE)
-_HANG = re.compile(r"\b(?:hangs?|hanging|hung|deadlocks?|deadlocked|stuck|freezes?|never (?:returns|finishes))\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class ReportedError:
-    kind: str  # "exception", "segfault" or "hang"
-    exception: str = ""
-    message: str = ""
-
-    @property
-    def expect(self) -> str:
-        """The `--expect` form the reproduce engine matches on ("Class: message")."""
-        if self.kind != "exception":
-            return self.kind
-        return f"{self.exception}: {self.message}" if self.message else self.exception
-
-    def to_dict(self) -> Json:
-        return asdict(self) | {"expect": self.expect}
-
-    @classmethod
-    def from_dict(cls, data: Json) -> ReportedError:
-        """From `to_dict()` (`expect` is derived)."""
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
-
-
-def last_exception(text: str) -> ReportedError | None:
-    """The last `Class: message` line of `text` (a traceback's final line)."""
-    matches = list(_EXCEPTION_LINE.finditer(text))
-    if not matches:
-        return None
-    last = matches[-1]
-    return ReportedError("exception", last.group(1), (last.group(2) or "").strip())
-
-
-def reported_error(*texts: str | None) -> ReportedError | None:
-    """The error the reporter saw, from the first text that names one.
-
-    Per text: a segfault wins (a crash often prints a partial traceback), then the last
-    exception line of a traceback (fenced, quoted or pasted bare), then a hang, then an
-    exception named in prose (`result: RuntimeError: ...` counts; "a RuntimeError" does not).
-    """
-    for text in filter(None, texts):
-        if _SEGFAULT.search(text):
-            return ReportedError("segfault")
-        for block in code_blocks(loose.plain_text(text)):
-            if "Traceback (most recent call last)" in block.text or not is_python_block(block):
-                found = last_exception(block.text)
-                if found:
-                    return found
-        bare = loose.traceback_tail(text)
-        if bare and (found := last_exception(bare)):
-            return found
-        if _HANG.search(text):
-            return ReportedError("hang")
-        prose = "\n".join(line for line in loose.plain_text(text).splitlines() if not line.startswith(("    ", "\t")))
-        found = last_exception(prose)
-        if found:
-            return found
-        named = loose.errors_in_prose(prose)
-        if named:
-            return ReportedError("exception", named[-1][0], named[-1][1])
-    return None
 
 
 __all__ = [

@@ -36,8 +36,8 @@ SIGABRT = {"outcome": "crash", "signal": int(signal.SIGABRT), "exit_code": 134}
     (SEGFAULT, {"outcome": "crash", "signal": "SIGSEGV"}, "reproduces"),  # as `scrub repro --json` names it
     (SEGFAULT, SIGABRT, "different-error"),
     (SEGFAULT, PASSED, "fixed"),
-    (None, error("AssertionError", ""), "reproduces"),
-    (None, SIGSEGV, "reproduces"),
+    (None, error("AssertionError", ""), "inconclusive"),  # nothing reported, no own check seen: "fails with X now"
+    (None, SIGSEGV, "inconclusive"),  # a crash counts only when the report describes one
     (None, PASSED, "inconclusive"),
     (RUNTIME, error("ModuleNotFoundError", "No module named 'transformers'"), "missing-dependency"),
     (None, error("ModuleNotFoundError", "No module named 'transformers'"), "missing-dependency"),
@@ -104,7 +104,13 @@ def test_backend_compiler_failed_matches_its_wrapped_error_not_the_wrapper_alone
 def test_a_repro_with_its_own_assert_that_now_passes_is_fixed():
     assert classify(None, PASSED, self_checking=True) == "fixed"
     assert classify(None, PASSED) == "inconclusive"  # nothing checked, nothing reported: cannot tell
-    assert classify(None, error("AssertionError", ""), self_checking=True) == "reproduces"
+    own_assert = error("AssertionError", "") | {"output_tail": OWN_ASSERT}
+    assert classify(None, own_assert, self_checking=True) == "reproduces"  # its own check failed
+    assert classify(None, error("AssertionError", ""), self_checking=True) == "inconclusive"  # raised elsewhere
+
+
+OWN_ASSERT = ('Traceback (most recent call last):\n  File "/tmp/repro.py", line 5, in <module>\n'
+              '    assert torch.allclose(a, b)\nAssertionError\n')
 
 
 def test_a_script_that_catches_the_reported_error_and_prints_it_reproduces():
