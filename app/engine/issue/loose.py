@@ -21,7 +21,8 @@ _HTML_LINE = re.compile(r"^\s*</?(?:details|summary|pre|code|p|br|div|blockquote
 _HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|p|br|div|blockquote)\b[^>]*>", re.IGNORECASE)
 _SUMMARY = re.compile(r"<summary\b[^>]*>.*?</summary>", re.IGNORECASE | re.DOTALL)
 _QUOTE = re.compile(r"^[ \t]{0,3}>[ \t]?", re.MULTILINE)
-_CODE_START = re.compile(r"^\s*(?:import [A-Za-z_]|from [A-Za-z_][\w.]* import )")
+_CODE_START = re.compile(r"^\s*(?:import [A-Za-z_]|from [A-Za-z_][\w.]* import |"
+                         r"(?:[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*=\s*)?(?:torch|F|nn)\.\w)")
 _INLINE_SPAN = re.compile(r"(?<!`)`([^`\n]{20,}(?:\n[^`\n]+){0,40})`(?!`)")
 _ENTITIES = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&amp;": "&"}
 
@@ -62,7 +63,8 @@ def _trim_output(lines: list[str]) -> list[str]:
 
 def unfenced_scripts(markdown: str | None) -> list[str]:
     """Python scripts pasted without a fence: each starts at an `import` / `from ... import`
-    line and runs as far as the lines still parse together (prose ends it)."""
+    line or a torch statement (`x = torch.randn(3)`, `torch.exp(x)`) and runs as far as the
+    lines still parse together (prose ends it); at least two statements."""
     lines = plain_text(markdown).split("\n")
     found: list[str] = []
     i = 0
