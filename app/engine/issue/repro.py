@@ -46,11 +46,18 @@ class Repro:
                      if line.strip() and not line.startswith(("import ", "from "))), "")
 
     def to_dict(self) -> Json:
+        """The stored shape: the fields a repro always had, plus the newer ones that are set."""
         data = asdict(self)
         dropped = data.pop("cuda_dropped")
+        for name, default in _OPTIONAL.items():
+            if data[name] == default:
+                del data[name]
         return data | {"lines": self.lines} | ({"cuda_dropped": True} if dropped else {})
 
     @classmethod
     def from_dict(cls, data: Json) -> Repro:
         """From `to_dict()` (`lines` is derived); fields with a default may be absent."""
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+_OPTIONAL = {"kind": "fenced", "role": "repro", "where": "", "line": 0, "trusted": False, "why": "", "verbatim": True}

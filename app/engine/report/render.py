@@ -117,6 +117,12 @@ class IssueComment:
     failures: int = 0
     interval: tuple[float, float] | None = None  # 95% Wilson interval of the failure rate
     now: str | None = None  # for "no longer reproduces": what the repro does now
+    # Which block ran and why (names it: where, author, first line; the selection's reason).
+    source_where: str | None = None  # "the issue body", "comment 3"
+    source_line: int = 0
+    source_first_line: str | None = None
+    source_why: str | None = None
+    witness: str | None = None  # for "no longer reproduces": what shows this script once failed
 
 
 def render_issue_comment(comment: IssueComment) -> str:
@@ -132,9 +138,13 @@ class Notice:
     source_url: str | None = None
     run_url: str | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)  # review.Finding.to_dict()
+    observed: str = ""  # inconclusive / passes-now: what the repro does now
+    why: str = ""  # passes-now: why nothing witnesses a fix; inconclusive: why it cannot tell
+    repro: str = ""  # which block ran ("the issue body by op, line 3: `x = ...`"), already safe
 
 
-NOTICE_KINDS = ("screenshot-only", "unavailable-hardware", "inconclusive", "missing-dependency", "awaiting-approval")
+NOTICE_KINDS = ("screenshot-only", "unavailable-hardware", "inconclusive", "missing-dependency", "awaiting-approval",
+                "passes-now")
 
 
 def render_notice(notice: Notice) -> str:

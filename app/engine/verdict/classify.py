@@ -31,6 +31,8 @@ from app.engine.verdict.signature import WRAPPER_CLASSES, parse_chain, short_cla
 from app.engine.verdict.values import StatedValues, compare
 
 REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = "reproduces", "fixed", "different-error", "inconclusive"
+# It passes now, but nothing witnesses that this script ever showed the bug: no close.
+PASSES_NOW = "passes-now"
 MISSING_DEPENDENCY = "missing-dependency"
 UNAVAILABLE_HARDWARE = "unavailable-hardware"
 # The run stopped because the worker has no GPU: nothing is known about the bug.
