@@ -20,7 +20,7 @@ from app.engine.issue.python_names import parse_python, undefined_names
 _HTML_LINE = re.compile(r"^\s*</?(?:details|summary|pre|code|p|br|div|blockquote)\b[^>]*>\s*$", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|p|br|div|blockquote)\b[^>]*>", re.IGNORECASE)
 _SUMMARY = re.compile(r"<summary\b[^>]*>.*?</summary>", re.IGNORECASE | re.DOTALL)
-_QUOTE = re.compile(r"^[ \t]{0,3}>[ \t]?", re.MULTILINE)
+_QUOTE = re.compile(r"^[ \t]{0,3}>(?!>>)[ \t]?", re.MULTILINE)  # not a `>>>` prompt
 _CODE_START = re.compile(r"^\s*(?:import [A-Za-z_]|from [A-Za-z_][\w.]* import |"
                          r"(?:[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*=\s*)?(?:torch|F|nn)\.\w)")
 _INLINE_SPAN = re.compile(r"(?<!`)`([^`\n]{20,}(?:\n[^`\n]+){0,40})`(?!`)")
