@@ -558,3 +558,35 @@ def test_scrub_bisect_finds_where_a_reproducing_bug_started(fake_github, four_en
     assert finished.verdict == "reproduces"
     (comment,) = our_comments(fake_github, number)
     assert "It first reproduces in PyTorch e3 (it does not in e2)." in comment
+
+
+# -- issue #22: the classes of mistake seen on unseen issues ----------------------------------
+
+
+def test_a_control_block_under_expected_behavior_never_closes_a_live_bug(fake_github):
+    crash = "values = [1, 2, 3]\nprint(values[3])"
+    control = "values = [1, 2, 3]\n" + "\n".join(f"print(values[{i % 3}])" for i in range(8))
+    body = (f"### 🐛 Describe the bug\n\n{py(crash)}\n\n{traceback('IndexError: list index out of range')}\n\n"
+            f"### Expected behavior\n\nWith an index in range it works:\n\n{py(control)}")
+    number = trusted_issue(fake_github, body)
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "reproduces"
+    assert state_of(ctx).repro.source.strip() == crash
+    (comment,) = our_comments(fake_github, number)
+    assert "It is the block in the issue body at line 3, starting `values = [1, 2, 3]`" in comment
+    assert fake_github.issue(REPO, number)["state"] == "open"
+
+
+def test_a_failure_nothing_reported_is_fails_with_x_now_not_still_reproduces(fake_github):
+    number = trusted_issue(fake_github, "It gives the wrong answer sometimes.\n" + py("weights = {}\nprint(weights['weight'])"))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "inconclusive"
+    (comment,) = our_comments(fake_github, number)
+    assert "fails with KeyError: 'weight' now" in comment and "still reproduces" not in comment
+
+
+def test_a_repl_transcript_runs_and_its_imports_count(fake_github):
+    body = f"{FENCE}\n>>> import not_installed_pkg\n>>> not_installed_pkg.run()\nTraceback ...\n{FENCE}"
+    number = trusted_issue(fake_github, body + "\n" + traceback("ValueError: bad"))
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "missing-dependency" and state_of(ctx).repro.kind == "repl"
