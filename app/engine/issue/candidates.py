@@ -5,6 +5,7 @@ a working variant under "Expected behavior", a workaround, a `>>>` session, two 
 without a fence. Each is a `Block`:
 
 - `kind`: `fenced` (a fenced or indented block, also inside `<details>` and `>` quotes),
+  `method` (a pasted `def test_...(self)` method, run inside a `unittest.TestCase`),
   `repl` (a `>>>` transcript: its `>>>`/`...` lines, the printed output dropped), `unfenced`
   (lines pasted as prose, `loose`) or `inline` (a single-backtick script);
 - `role`: `repro`, or `control` when the post presents it as the expected behaviour, a
@@ -17,7 +18,9 @@ Pure text work: nothing runs.
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
 from app.engine.issue import loose
@@ -61,6 +64,22 @@ def repl_source(text: str) -> str | None:
     return source if parse_python(source) is not None else None
 
 
+_TEST_HARNESS = "import unittest\n\n\nclass ReproTest(unittest.TestCase):\n{body}\n\nunittest.main(argv=['repro'])\n"
+
+
+def method_script(text: str) -> str | None:
+    """A pasted test method (`def test_x(self): ... self.assertFalse(...)`, indented as in its
+    class) as a runnable script: the method inside a `unittest.TestCase`, run by `unittest.main`."""
+    source = textwrap.dedent(text).strip("\n")
+    tree = parse_python(source)
+    if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+        return None
+    method = tree.body[0]
+    if not method.name.startswith("test") or not method.args.args or method.args.args[0].arg != "self":
+        return None
+    return _TEST_HARNESS.format(body=textwrap.indent(source, "    "))
+
+
 def _role(lines: list[str], start: int, floor: int) -> tuple[str, str]:
     """`control` when the nearest heading above `start`, or the lead-in lines between the
     previous block (`floor`) and it, present the block as expected behaviour / a workaround."""
@@ -96,6 +115,8 @@ def post_blocks(body: str | None) -> list[Block]:
             outside[i] = ""
         if is_python_block(block):
             found.append(Block(block.text, "fenced", role, why, block.start + 1))
+        elif block.lang in ("", "python", "py", "python3") and (source := method_script(block.text)):
+            found.append(Block(source, "method", role, why, block.start + 1))
         elif block.lang in ("", "python", "py", "pycon", "python3", "ipython", "text", "console") and (
                 source := repl_source(block.text)):
             found.append(Block(source, "repl", role, why, block.start + 1))

@@ -47,6 +47,7 @@ def repro_candidates(issue: Json, comments: list[Json]) -> list[Repro]:
                 line=block.line,
                 trusted=_login(post) == op,
                 why=block.why,
+                verbatim=block.kind != "method",  # a test method runs inside a harness Scrubbot wrote
             ))
     return found
 

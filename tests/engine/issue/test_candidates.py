@@ -51,3 +51,10 @@ def test_code_inside_details_is_a_candidate_with_its_line():
 def test_a_commented_out_cuda_device_does_not_need_cuda():
     assert not needs_cuda('import torch\n# device = "cuda"\ndevice = "cpu"\nx = torch.ones(2, device=device)')
     assert needs_cuda('import torch\nx = torch.ones(2).cuda()  # on the GPU')
+
+
+def test_a_pasted_test_method_runs_inside_a_test_case():
+    body = py("    def test_zero_tolerance(self):\n        self.assertFalse(1 == 1)")
+    (block,) = post_blocks(body)
+    assert block.kind == "method" and "class ReproTest(unittest.TestCase):" in block.source
+    assert "    def test_zero_tolerance(self):" in block.source and block.source.rstrip().endswith("unittest.main(argv=['repro'])")
