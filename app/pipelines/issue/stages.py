@@ -337,6 +337,11 @@ def minimize(ctx: RunContext, state: IssueState) -> StageResult:
     forced = bool(ctx.params.get("force_minimize"))
     if state.verdict != REPRODUCES or (reproduction and reproduction.flaky_ratio and not forced):
         return StageResult(summary="not needed: it does not reproduce deterministically", skipped=True)
+    if (reproduction.result or {}).get("exception") == "SystemExit":
+        # The failure is the script's own exit code (or its BUG print): every smaller script
+        # that exits the same way "keeps" it, down to `raise SystemExit(1)`.
+        return StageResult(summary="not needed: the failure is the script's own exit code, which any "
+                                   "smaller script could fake", skipped=True)
     if issues.code_lines(source) <= MINIMAL_LINES and not forced:
         return StageResult(summary=f"already minimal ({issues.code_lines(source)} lines)", skipped=True)
     label = reproduction.result["environment"]

@@ -590,3 +590,12 @@ def test_a_repl_transcript_runs_and_its_imports_count(fake_github):
     number = trusted_issue(fake_github, body + "\n" + traceback("ValueError: bad"))
     finished, ctx = scrub(fake_github, number)
     assert finished.verdict == "missing-dependency" and state_of(ctx).repro.kind == "repl"
+
+
+def test_a_script_that_exits_1_on_purpose_when_the_bug_is_gone_is_read_as_it_means_it(fake_github):
+    source = ("import sys\nvalues = [1, 2, 3]\nif sum(values) == 6:\n    print('fixed: the sum is right')\n"
+              "    sys.exit(1)\nprint('BUG: the sum is wrong')\n")
+    number = trusted_issue(fake_github, "The sum comes out wrong on my machine.\n" + py(source))
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "passes-now"  # the script says fixed; nothing was shown failing
+    assert status_of(ctx, "minimize") == "skipped" and state_of(ctx).minimized is None
