@@ -38,6 +38,10 @@ _CONTROL_LEAD = re.compile(
     r"(?:this|which) (?:passes|is fine|is correct|does not (?:crash|fail|hang))|does not (?:crash|fail|hang|reproduce)|"
     r"doesn't (?:crash|fail|hang|reproduce)|no (?:error|crash|problem|issue)s? (?:with|when|if|here)|"
     r"(?:avoid|avoids|fixes|solves) (?:the|this) (?:bug|issue|problem|error)", re.I)
+_TRAILING_CONTROL = re.compile(
+    r"^\W*(?:(?:it|this|that|which)\s+)?(?:is|are|works?|runs?|passes)\s+(?:well|fine|ok(?:ay)?|correctly|as expected|"
+    r"normally|without (?:any )?(?:error|problem|issue)s?)\b|^\W*(?:works(?: fine| well)?|no (?:error|problem|issue)s?)\W*$",
+    re.I)
 _REPL = re.compile(r"^\s*(?:>>>|\.\.\.)(?: |$)")
 
 
@@ -80,9 +84,14 @@ def method_script(text: str) -> str | None:
     return _TEST_HARNESS.format(body=textwrap.indent(source, "    "))
 
 
-def _role(lines: list[str], start: int, floor: int) -> tuple[str, str]:
-    """`control` when the nearest heading above `start`, or the lead-in lines between the
-    previous block (`floor`) and it, present the block as expected behaviour / a workaround."""
+def _role(lines: list[str], start: int, floor: int, end: int | None = None) -> tuple[str, str]:
+    """`control` when the nearest heading above `start`, the lead-in lines between the
+    previous block (`floor`) and it, or the line right after it (`end`: "is well", "works
+    fine") present the block as expected behaviour / a workaround / a working variant."""
+    if end is not None:
+        after = next((line.strip() for line in lines[end + 1:end + 3] if line.strip()), "")
+        if found := _TRAILING_CONTROL.search(after):
+            return CONTROL, found.group(0).strip()
     lead = [line.strip() for line in lines[max(floor, start - 3):start] if line.strip()]
     for text in reversed(lead[-2:]):
         if _HEADING.match(text):
@@ -109,7 +118,7 @@ def post_blocks(body: str | None) -> list[Block]:
     outside = list(lines)  # the text with every block blanked out, for unfenced code
     floor = 0
     for block in code_blocks(text):
-        role, why = _role(lines, block.start, floor)
+        role, why = _role(lines, block.start, floor, block.end)
         floor = block.end + 1
         for i in range(block.start, min(block.end + 1, len(lines))):
             outside[i] = ""
@@ -130,8 +139,14 @@ def post_blocks(body: str | None) -> list[Block]:
             if any(source.strip() in other.source for other in found):
                 continue
             at = _line_of(lines, source)
-            found.append(Block(source, kind, *_role(lines, at, 0), at + 1))
+            found.append(Block(source, kind, *_role(lines, at, 0, _last_line(lines, source, at)), at + 1))
     return sorted(found, key=lambda b: b.line)
+
+
+def _last_line(lines: list[str], source: str, at: int) -> int:
+    """The line of `lines` where `source` (found starting at `at`) ends."""
+    last = next((line.strip() for line in reversed(source.splitlines()) if line.strip()), "")
+    return next((i for i in range(at, min(len(lines), at + 400)) if last and last in lines[i]), at)
 
 
 def _line_of(lines: list[str], source: str) -> int:

@@ -44,16 +44,23 @@ def _statements(tree: ast.Module) -> int:
     return sum(1 for _ in ast.walk(tree) if isinstance(_, ast.stmt))
 
 
+_STANDARD_NAMES = {"torch", "F", "nn", "np", "numpy"}  # a snippet's usual missing imports: code, not output
+
+
 def _trim_output(lines: list[str]) -> list[str]:
     """Drop trailing lines that are printed output, not code: a bare expression naming
-    something the block never defines (`tensor([nan, nan])`)."""
+    something the block never defines (`tensor([nan, nan])`), and trailing comment lines
+    (a `## Heading` after an unfenced script parses as one). `F.interpolate(x)` stays: `F`
+    and `torch` are imports a snippet leaves out, not output."""
+    while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        lines = lines[:-1]
     while lines:
         tree = parse_python("\n".join(lines))
         last = tree.body[-1] if tree and tree.body else None
         if last is None or not isinstance(last, ast.Expr):
             break
         without = "\n".join(lines[: last.lineno - 1])
-        if not set(undefined_names("\n".join(lines))) - set(undefined_names(without)):
+        if not set(undefined_names("\n".join(lines))) - set(undefined_names(without)) - _STANDARD_NAMES:
             break
         lines = lines[: last.lineno - 1]
         while lines and not lines[-1].strip():

@@ -157,8 +157,8 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
         return REPRODUCES if outcome == "timeout" else DIFFERENT
     if kind == "segfault":
         return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) == signals.SIGSEGV else DIFFERENT
-    if outcome == "timeout":
-        return DIFFERENT if kind else INCONCLUSIVE
+    if outcome == "timeout":  # no hang was reported: a timeout is no error, and says nothing of the bug
+        return INCONCLUSIVE
     if outcome == "error" and _NO_GPU.search(run.get("message") or "") and not (
             kind == "exception" and _NO_GPU.search((reported or {}).get("message", ""))):
         return UNAVAILABLE_HARDWARE

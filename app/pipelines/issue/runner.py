@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from app.engine.verdict import bisect_probe
@@ -90,7 +91,8 @@ def reproduce(settings: Any, source: str, reported: Json | None, label: str | No
       can witness a fix (the verdict can then only be "passes now", which closes nothing);
     - any other verdict (a different error, a missing package) is settled after 5 runs.
 
-    The first run is cold, exactly as a person runs the script; the repeated runs are warm
+    The first run is cold, exactly as a person runs the script (the first warm run goes beside
+    it); the repeated runs are warm
     (`warm_runs`: forked from a zygote that imported torch once, sharing one Inductor/FX cache
     in that zygote's private /tmp, so a compiled repro compiles once per verdict; never
     shared with another script). When the first warm run disagrees with the cold one (a
@@ -100,6 +102,7 @@ def reproduce(settings: Any, source: str, reported: Json | None, label: str | No
     failure rate and its 95% Wilson interval.
     """
     label = label or current_label(settings)
+    hang = (reported or {}).get("kind") == "hang"
 
     def judge(run: Json) -> str:
         return verdicts.classify(reported, run, self_checking=self_checking, expected_exception=expected_exception,
@@ -107,18 +110,25 @@ def reproduce(settings: Any, source: str, reported: Json | None, label: str | No
 
     runs: list[Json] = []
     seen: list[str] = []
-    with warm_runs(settings, label, source) as warm:
-        runs.append(run_once(settings, source, label))
+    with warm_runs(settings, label, source) as warm, ThreadPoolExecutor(max_workers=2) as pool:
+        cold = pool.submit(run_once, settings, source, label)
+        # The first warm run goes beside the cold one (its zygote imports meanwhile), so a
+        # compiled repro's two compilations overlap; not for a reported hang (both would wait
+        # out the timeout) nor on a GPU worker.
+        early = pool.submit(warm.run, source, 1) if warm.jobs > 1 and not hang else None
+        runs.append(cold.result())
         seen.append(judge(runs[-1]))
         while len(runs) < ISSUE_RULE.max_runs and runs[-1]["outcome"] != "timeout" and not _settled(seen, clean_runs):
             want = min(warm.jobs, ISSUE_RULE.max_runs - len(runs), _runs_left(seen, clean_runs)) if len(runs) > 1 else 1
-            batch = warm.run(source, max(1, want))
+            batch, early = (early.result(), None) if early is not None else (warm.run(source, max(1, want)), None)
             if len(runs) == 1 and judge(batch[0]) != seen[0]:
                 warm.disable()  # this script behaves differently in a forked interpreter
                 batch = [run_once(settings, source, label)]
             for run in batch:
                 runs.append(run)
                 seen.append(judge(run))
+        # An early warm run not needed after all (the cold one timed out) ends by its own
+        # timeout; leaving the pool waits for it, then the zygote stops.
     hits = seen.count(verdicts.REPRODUCES)
     if hits:
         verdict = verdicts.REPRODUCES

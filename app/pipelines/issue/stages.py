@@ -227,9 +227,9 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
         ctx.log(f"repro output on {label} (last {REPRO_LOG_LINES} lines at most):\n{printed}")
     # Every comment by the poster counts here: more of their words only make it more careful.
     platform = repro_facts.reported_platform("\n".join(_poster_words(state.issue, state.comments)))
-    if result.verdict == verdicts.FIXED and platform:
-        # Passing on this Linux worker proves nothing about a failure seen on Windows or macOS
-        # (a toolchain, a path, a backend): never close such an issue as fixed.
+    if result.verdict in (verdicts.FIXED, verdicts.DIFFERENT) and platform:
+        # Passing (or failing otherwise) on this Linux worker proves nothing about a failure seen
+        # on Windows or macOS (a toolchain, a path, a backend): never close such an issue as fixed.
         result = replace(result, verdict=verdicts.INCONCLUSIVE, platform=platform,
                          description=f"{result.description} here, but the report is from {platform}")
     if result.verdict == verdicts.FIXED:

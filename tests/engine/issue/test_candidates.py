@@ -58,3 +58,16 @@ def test_a_pasted_test_method_runs_inside_a_test_case():
     (block,) = post_blocks(body)
     assert block.kind == "method" and "class ReproTest(unittest.TestCase):" in block.source
     assert "    def test_zero_tolerance(self):" in block.source and block.source.rstrip().endswith("unittest.main(argv=['repro'])")
+
+
+def test_code_followed_by_it_works_is_a_control_and_keeps_its_torch_call():
+    body = "prev = torch.ones((2, 22, 22, 4))\nF.interpolate(prev, scale_factor=2)\nis well\nSo it must be a cuda() problem"
+    (block,) = post_blocks(body)
+    assert block.role == CONTROL and block.why == "is well"
+    assert block.source.endswith("F.interpolate(prev, scale_factor=2)")  # a call on F is code, not output
+
+
+def test_an_unfenced_script_ends_before_the_next_heading():
+    body = "## To Reproduce\nimport torch\nx = torch.ones(2)\nprint(x.sum())\n\n## Environment\nPyTorch version: 2.1.0"
+    (block,) = post_blocks(body)
+    assert block.source == "import torch\nx = torch.ones(2)\nprint(x.sum())"
