@@ -5,7 +5,8 @@
 1. a crash (`Segmentation fault`, `core dumped`, `SIGSEGV`) or a hang (`hangs`, `deadlock`);
 2. the last exception of a traceback: fenced, quoted, inside `<details>`, pasted bare, or
    IPython's form (`RuntimeError    Traceback (most recent call last)` ... `RuntimeError: msg`;
-   terminal colour codes removed);
+   terminal colour codes removed); or one the repro names in a comment line
+   (`# RuntimeError: ... INTERNAL ASSERT FAILED ...` under the call);
 3. an exception named in prose with its message (`result: RuntimeError: ...`);
 4. `INTERNAL ASSERT FAILED at "file.cpp":N` in prose (PyTorch's internal asserts are
    `RuntimeError`s; they match by that phrase and the source file, not by line numbers);
@@ -104,15 +105,24 @@ def user_line(traceback: str) -> str:
     return found
 
 
+_COMMENTED_ERROR = re.compile(r"^\s*#\s*(?:raises\s*:?\s*|error\s*:\s*|output\s*:\s*)?(?P<line>(?:[A-Za-z_]\w*\.)*[A-Z]\w*"
+                              r"(?:Error|Exception|Failure)\s*:.*)$", re.MULTILINE | re.IGNORECASE)
+
+
 def _from_blocks(text: str) -> ReportedError | None:
+    """The last exception of the first traceback or output block; failing those, an error the
+    code names in a comment (`res = f(x)  # RuntimeError: ...` on its own line)."""
     from app.engine.issue.markdown import code_blocks, is_python_block  # (markdown re-exports this module)
 
+    commented = None
     for block in code_blocks(loose.plain_text(text)):
         if _TRACEBACK in block.text or not is_python_block(block):
             found = last_exception(block.text)
             if found:
                 return found
-    return None
+        elif commented is None and (named := list(_COMMENTED_ERROR.finditer(block.text))):
+            commented = last_exception(named[-1].group("line"))
+    return commented
 
 
 def _one_text(text: str) -> ReportedError | None:

@@ -117,7 +117,7 @@ def same_exception(reported: dict[str, Any], run: dict[str, Any]) -> bool:
 
 def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_checking: bool = False,
              expected_exception: str | None = None, script: ScriptFacts | None = None,
-             values: StatedValues | None = None) -> str:
+             values: StatedValues | None = None, source: str = "") -> str:
     """The verdict of one run against the reported failure (`ReportedError.to_dict()` or None).
 
     "Reproduces" needs a match with what the report describes: the reported exception (at
@@ -143,7 +143,7 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
     if said == "bug" and _own_exit(run, facts, passed_too=True):
         return REPRODUCES
     if values is not None and outcome == "passed":
-        shown = compare(output, values)
+        shown = compare(output, values, source)
         if shown == "actual":
             return REPRODUCES
         if shown == "expected":

@@ -14,6 +14,7 @@ Pure text work: nothing runs.
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -95,9 +96,10 @@ def stated_values(text: str | None) -> StatedValues | None:
             if _distinct(values):
                 return values
     labelled: dict[str, str] = {}
-    for found in _LABELLED.finditer(text):
+    prose = _PYTHON_BLOCK.sub("\n", text)  # `actual = f(x)` in the script is code, not a stated value
+    for found in _LABELLED.finditer(prose):
         side = "expected" if found.group("label").lower().startswith("expected") else "actual"
-        value = found.group("rest").strip() or _next_block(text, found.end())
+        value = found.group("rest").strip() or _next_block(prose, found.end()) or _next_line(prose, found.end())
         labelled.setdefault(side, value)
     if len(labelled) == 2:
         values = StatedValues(labelled["actual"], labelled["expected"])
@@ -125,17 +127,45 @@ def _value_at(text: str, at: int) -> tuple[str, int]:
     return text[at:i].strip(), i
 
 
+_PYTHON_BLOCK = re.compile(r"^\s*(`{3,}|~{3,})\s*(?:python|py|python3)\b[^\n]*\n.*?\n\s*\1", re.MULTILINE | re.DOTALL | re.I)
+
+
+def _next_line(text: str, at: int) -> str:
+    """The next non-empty line after a label line ("actual:" then `tensor([inf])`)."""
+    line = next((line.strip() for line in text[at:].split("\n") if line.strip()), "")
+    return "" if line.startswith(("```", "~~~")) or _LABELLED.match(line) else line
+
+
 def _next_block(text: str, at: int) -> str:
     """The fenced block right after a label line ("Expected output:" then ``` ... ```)."""
     found = re.match(r"\s*(`{3,}|~{3,})[^\n]*\n(?P<body>.*?)\n\s*\1", text[at:], re.DOTALL)
     return found.group("body") if found else ""
 
 
-def compare(output: str, values: StatedValues) -> str | None:
+def literals(source: str) -> list[float]:
+    """The number literals of a script (what it may print as its own reference)."""
+    try:
+        tree = ast.parse(source or "")
+    except (SyntaxError, ValueError):
+        return []
+    return [float(node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)]
+
+
+def _own_reference(stated: list[float], source_literals: list[float]) -> bool:
+    """Every number of a stated value is a literal of the script: printing it proves nothing
+    (`expected = torch.tensor([6.7e307]); print(expected)`)."""
+    return bool(stated) and all(any(_close(value, literal) for literal in source_literals) for value in stated)
+
+
+def compare(output: str, values: StatedValues, source: str = "") -> str | None:
     """"actual" when the output shows the stated wrong value and not the expected one,
-    "expected" for the reverse, None when it shows both, neither, or cannot tell."""
-    printed = numbers(output)
-    wrong, right = shows(printed, numbers(values.actual)), shows(printed, numbers(values.expected))
+    "expected" for the reverse, None when it shows both, neither, or cannot tell. A stated value
+    the script itself holds as a literal (`source`) does not count as shown."""
+    printed, own = numbers(output), literals(source)
+    actual, expected = numbers(values.actual), numbers(values.expected)
+    wrong = shows(printed, actual) and not _own_reference(actual, own)
+    right = shows(printed, expected) and not _own_reference(expected, own)
     if wrong and not right:
         return "actual"
     if right and not wrong:

@@ -106,7 +106,7 @@ def reproduce(settings: Any, source: str, reported: Json | None, label: str | No
 
     def judge(run: Json) -> str:
         return verdicts.classify(reported, run, self_checking=self_checking, expected_exception=expected_exception,
-                                 script=script, values=values)
+                                 script=script, values=values, source=source)
 
     runs: list[Json] = []
     seen: list[str] = []

@@ -277,7 +277,7 @@ def _witness(ctx: RunContext, state: IssueState, repro: Any, older: str | None) 
     if older is not None and (state.reported or state.stated_values):
         args = _judge_args(state, repro.source)
         seen, observed = runner.witness_runs(ctx.settings, repro.source, older, lambda run: verdicts.classify(
-            plain(state.reported), run, **args))
+            plain(state.reported), run, source=repro.source, **args))
         return witnessing.older_release(older, seen, observed)
     return witnessing.missing(witnessing.no_witness_reason(
         trusted=True, role=repro.role, verbatim=repro.verbatim and not repro.cuda_dropped,
@@ -297,7 +297,8 @@ def _try_alternates(ctx: RunContext, state: IssueState, label: str) -> tuple[Any
         if security.scan(other.source):
             continue
         run = runner.run_once(ctx.settings, other.source, label)
-        if verdicts.classify(plain(state.reported), run, **_judge_args(state, other.source)) == REPRODUCES:
+        if verdicts.classify(plain(state.reported), run, source=other.source,
+                             **_judge_args(state, other.source)) == REPRODUCES:
             why = (f"the first choice ({state.repro.where}, line {state.repro.line}) did not show the reported "
                    f"failure; this block did")
             return replace(other, why=why), why

@@ -72,3 +72,11 @@ def test_reported_error_round_trips_with_its_new_fields():
     error = ReportedError("exit", exit_code=1)
     assert ReportedError.from_dict(error.to_dict()) == error
     assert "line" not in ReportedError("exception", "ValueError", "x").to_dict()  # the stored shape is unchanged
+
+
+def test_an_error_the_repro_names_in_a_comment_is_the_reported_one():
+    body = (f"{FENCE}python\nimport torch\nres = torch.movedim(torch.rand([]), 0, 0)\n"
+            f"# RuntimeError: rest_dimINTERNAL ASSERT FAILED at \"../aten/src/ATen/native/TensorShape.cpp\":2448\n{FENCE}")
+    found = reported_error(body)
+    assert found.exception == "RuntimeError" and "INTERNAL ASSERT FAILED" in found.message
+    assert reported_error(f"{FENCE}python\nx = 1  # plain comment\n{FENCE}") is None

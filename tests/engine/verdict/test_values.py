@@ -42,3 +42,17 @@ def test_compare_says_which_stated_value_the_output_shows():
     assert compare("tensor([nan, 1.])\n", values) == "actual"
     assert compare("tensor([0., 1.])\n", values) == "expected"
     assert compare("tensor([5., 6.])\n", values) is None
+
+
+def test_a_label_on_its_own_line_takes_the_next_line_and_code_is_not_a_statement():
+    text = (f"{FENCE}python\nactual = torch.special.i1(x)\nexpected = torch.tensor([6.7e307])\n{FENCE}\n\n"
+            f"{FENCE}text\nactual:\ntensor([inf], dtype=torch.float64)\n\nexpected:\ntensor([6.7004e+307])\n{FENCE}")
+    assert stated_values(text) == StatedValues("tensor([inf], dtype=torch.float64)", "tensor([6.7004e+307])")
+
+
+def test_a_value_the_script_holds_as_a_literal_is_not_shown_by_printing_it():
+    values = StatedValues("tensor([inf])", "tensor([6.7004e+307])")
+    source = "import torch\nexpected = torch.tensor([6.700424559186402e+307])\nprint(torch.special.i1(x))\nprint(expected)"
+    printed = "tensor([inf])\ntensor([6.7004e+307])\n"
+    assert compare(printed, values) is None  # both shown: cannot tell
+    assert compare(printed, values, source) == "actual"  # the expected value is only the script's reference
