@@ -1,11 +1,11 @@
-"""Benchmark: `scrub issue` on 39 real pytorch/pytorch issues, scored against hand-established verdicts.
+"""Benchmark: `scrub issue` on real pytorch/pytorch issues (`cases/`), scored against hand-established verdicts.
 
     python benchmarks/real_issues/run.py [--case SLUG ...] [--jobs N] [--timeout S] [--repro-timeout S] [--as-open]
 
 For every case in `cases/` (or each `--case`), writes the issue and its comments to a temporary
 file, runs `python -m app.cli.main issue FILE --json` from this checkout (with the caller's
 environment; `--repro-timeout` sets SCRUB_REPRO_TIMEOUT), and scores the verdict against
-`expected.verdict`. 28 of the 39 issues are closed on GitHub and Scrubbot never touches a closed
+`expected.verdict`. Most of the issues are closed on GitHub and Scrubbot never touches a closed
 issue (verdict `closed`, right only for `not_actionable`); `--as-open` presents them as open, to
 judge the reproduction itself (the expected verdicts are about the bug, not the issue's state).
 
