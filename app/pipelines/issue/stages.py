@@ -26,7 +26,6 @@ from app.engine.issue import markdown as issues
 from app.engine.issue import selection as choose
 from app.engine.issue.reported import reported_version
 from app.engine.verdict import witness as witnessing
-from app.engine.verdict.script import ScriptFacts
 from app.engine.verdict.values import stated_values
 from app.engine.issue import loose, repro_facts
 from app.engine.issue import review as security
@@ -34,7 +33,7 @@ from app.engine.report.render import Notice, render_notice
 from app.engine.verdict.classify import FIXED, REPRODUCES
 from app.github.permissions import may_write, role_of
 from app.github.port import comment_marker
-from app.pipelines.issue import runner as runner
+from app.pipelines.issue import evidence, runner
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
 from app.pipelines.issue.report import build_report
 from app.pipelines.issue.state import IssueState
@@ -103,33 +102,11 @@ def _poster_words(issue: dict[str, Any], comments: list[dict[str, Any]]) -> list
     return [f"{issue.get('title') or ''}\n\n{issue.get('body') or ''}", *by_poster]
 
 
-MAX_ROLE_LOOKUPS = 10  # commenters whose permission is asked for, per run
-
-
-def _trusted_commenters(ctx: RunContext, candidates: list[Any], op: str) -> list[str]:
-    """Commenters with triage permission or higher (the permission API through the port), among
-    those who posted code: only they may replace the reporter's repro without running it."""
-    if ctx.github is None:
-        return []
-    repo, _ = _target(ctx)
-    logins = list(dict.fromkeys(c.author for c in candidates if c.author and c.author != op))[:MAX_ROLE_LOOKUPS]
-    trusted = []
-    for login in logins:
-        try:
-            role = ctx.github.permission(repo, login)
-        except Exception as exc:  # noqa: BLE001 - an unanswered check is no permission
-            ctx.log(f"permission of {login} unknown ({exc}); treated as no role")
-            continue
-        if role in TRIAGE_ROLES:
-            trusted.append(login)
-    return trusted
-
-
 def select(ctx: RunContext, state: IssueState) -> StageResult:
     issue, comments = state.issue, state.comments
     candidates = issues.repro_candidates(issue, comments)
     op = (issue.get("user") or {}).get("login", "")
-    trusted = _trusted_commenters(ctx, candidates, op)
+    trusted = evidence.trusted_commenters(ctx, candidates, op, TRIAGE_ROLES)
     chosen = choose.select_repro(candidates, set(trusted))
     others = choose.alternates(candidates, chosen, set(trusted))
     posts = issues.human_posts(issue, comments)
@@ -216,11 +193,11 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
     label = runner.current_label(ctx.settings)
     repro = state.repro
     older = witnessing.release_to_try(list(ctx.settings.environment_map), label, state.reported_version)
-    result = _reproduce(ctx, state, repro, label, older)
+    result = evidence.run_repro(ctx, state, repro, label, older)
     output: dict[str, Any] = {}
-    if result.verdict != verdicts.REPRODUCES and (switch := _try_alternates(ctx, state, label)):
+    if result.verdict != verdicts.REPRODUCES and (switch := evidence.try_alternates(ctx, state, label, TRIAGE_ROLES)):
         repro, why = switch
-        result = replace(_reproduce(ctx, state, repro, label, older), switched_from=why)
+        result = replace(evidence.run_repro(ctx, state, repro, label, older), switched_from=why)
         output["repro"] = repro
     printed = "\n".join(str(result.result.get("output_tail") or "").splitlines()[-REPRO_LOG_LINES:])
     if printed:  # the run log shows what the repro printed, not only the stage summaries
@@ -233,7 +210,7 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
         result = replace(result, verdict=verdicts.INCONCLUSIVE, platform=platform,
                          description=f"{result.description} here, but the report is from {platform}")
     if result.verdict == verdicts.FIXED:
-        witness = _witness(ctx, state, repro, older)
+        witness = evidence.witness(ctx, state, repro, older)
         output["witness"] = witness
         if not witness.holds:
             result = replace(result, verdict=verdicts.PASSES_NOW)
@@ -245,64 +222,6 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
     if result.verdict == verdicts.UNAVAILABLE_HARDWARE:  # the run stopped for want of a GPU
         output["hardware"] = "a CUDA GPU"
     return StageResult(summary=summary, output=output)
-
-
-def _judge_args(state: IssueState, source: str) -> dict[str, Any]:
-    return {"self_checking": repro_facts.checks_itself(source), "expected_exception": state.expected_exception,
-            "script": ScriptFacts.read(source), "values": state.stated_values}
-
-
-def _reproduce(ctx: RunContext, state: IssueState, repro: Any, label: str, older: str | None) -> Any:
-    """The repeated runs of `repro`; as few clean runs as "passes now" needs when nothing could
-    witness a fix (no self-check, no older release), the full 14 otherwise."""
-    args = _judge_args(state, repro.source)
-    could_witness = older is not None or _self_check(state, repro) is not None
-    return runner.reproduce(ctx.settings, repro.source, plain(state.reported), label, **args,
-                            clean_runs=None if could_witness else runner.PASSES_NOW_RUNS)
-
-
-def _self_check(state: IssueState, repro: Any) -> Any:
-    return witnessing.self_check(trusted=repro.trusted, role=repro.role, verbatim=repro.verbatim and not repro.cuda_dropped,
-                                 reported=plain(state.reported), facts=ScriptFacts.read(repro.source))
-
-
-def _witness(ctx: RunContext, state: IssueState, repro: Any, older: str | None) -> Any:
-    """Evidence that the script that passes now once showed the bug (`app.engine.verdict.witness`)."""
-    if not repro.trusted:
-        return witnessing.missing(witnessing.no_witness_reason(
-            trusted=False, role=repro.role, verbatim=repro.verbatim, reported=plain(state.reported),
-            facts=ScriptFacts.read(repro.source), older_tried=older is not None))
-    if found := _self_check(state, repro):
-        return found
-    if older is not None and (state.reported or state.stated_values):
-        args = _judge_args(state, repro.source)
-        seen, observed = runner.witness_runs(ctx.settings, repro.source, older, lambda run: verdicts.classify(
-            plain(state.reported), run, source=repro.source, **args))
-        return witnessing.older_release(older, seen, observed)
-    return witnessing.missing(witnessing.no_witness_reason(
-        trusted=True, role=repro.role, verbatim=repro.verbatim and not repro.cuda_dropped,
-        reported=plain(state.reported) or plain(state.stated_values), facts=ScriptFacts.read(repro.source),
-        older_tried=older is not None))
-
-
-def _try_alternates(ctx: RunContext, state: IssueState, label: str) -> tuple[Any, str] | None:
-    """When the chosen repro does not show the reported failure, one run of each other repro
-    block (clean security scan only, and only under a triager's label or an approval): the first
-    that shows the reported failure replaces it. Nothing reported: nothing to show, no switch."""
-    if not (state.reported or state.stated_values) or not state.alternates:
-        return None
-    if not (state.label_role in TRIAGE_ROLES or ctx.params.get("approved_by")):
-        return None
-    for other in state.alternates:
-        if security.scan(other.source):
-            continue
-        run = runner.run_once(ctx.settings, other.source, label)
-        if verdicts.classify(plain(state.reported), run, source=other.source,
-                             **_judge_args(state, other.source)) == REPRODUCES:
-            why = (f"the first choice ({state.repro.where}, line {state.repro.line}) did not show the reported "
-                   f"failure; this block did")
-            return replace(other, why=why), why
-    return None
 
 
 def bisect(ctx: RunContext, state: IssueState) -> StageResult:
