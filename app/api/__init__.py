@@ -20,7 +20,7 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
     from app.api import health, login, metrics, runs, webhooks
     from app.api.access import People
     from app.api.sessions import SessionMiddleware
-    from app.web import pages
+    from app.web import errors, pages
 
     if enqueuer is None:
         from workers.celery_app import create_celery
@@ -46,4 +46,5 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
         SessionMiddleware, secret=settings.session_secret, always_secure=settings.public_url.startswith("https://")
     )
     app.mount("/static", pages.static_files, name="static")
+    errors.install(app)  # a browser gets an HTML error page; the API keeps JSON
     return app
