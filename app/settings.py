@@ -8,7 +8,6 @@ values down.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -118,9 +117,9 @@ class Settings(BaseSettings):
 
     @property
     def resolved_sandbox(self) -> SandboxKind:
-        if self.sandbox:
-            return self.sandbox
-        return "bwrap" if shutil.which("bwrap") else "none"
+        """`bwrap` unless `SCRUB_SANDBOX=none` says otherwise: a missing bubblewrap is an error
+        to report (`app.cli.preflight`), never a silent fall back to running unsandboxed."""
+        return self.sandbox or "bwrap"
 
     @property
     def github_configured(self) -> bool:

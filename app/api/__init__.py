@@ -15,8 +15,10 @@ from app.settings import Settings
 from workers.enqueue import Enqueuer
 
 
-def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastAPI:
-    """`enqueuer` defaults to Celery on the configured broker; tests pass a recording one."""
+def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None, sandbox: str | None = None) -> FastAPI:
+    """`enqueuer` defaults to Celery on the configured broker; tests pass a recording one.
+    `sandbox`: what the shell found of this host's sandbox (`ok`, `unavailable: <why>`), for
+    `/healthz` (the HTTP side never runs the engine's probe itself)."""
     from app.api import health, login, metrics, runs, webhooks
     from app.api.access import People
     from app.api.sessions import SessionMiddleware
@@ -29,7 +31,7 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
         enqueuer = CeleryEnqueuer(create_celery(settings))
     settings.ensure_data_dir()
     people = People(settings, partial(github_client, settings) if settings.github_configured else None)
-    services = Services(settings, database_for(settings.resolved_database_url), enqueuer, people)
+    services = Services(settings, database_for(settings.resolved_database_url), enqueuer, people, sandbox=sandbox)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

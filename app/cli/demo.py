@@ -74,7 +74,11 @@ def demo_command(
         issue, comments = load_saved(issue_file)
     except ValueError as exc:
         fail(f"cannot read {issue_file}: {exc}")
+    from app.cli.preflight import sandbox_problem
+
     settings = get_settings()
+    if problem := sandbox_problem(settings):
+        fail(f"{problem}. The demo runs its repro in the sandbox.")
     settings.ensure_data_dir()
     url = settings.resolved_database_url
     stderr.print(f"database: {url.split('@')[-1]} (migrating)", markup=False, highlight=False)

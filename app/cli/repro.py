@@ -50,8 +50,15 @@ def repro(
     from app.engine.sandbox.runner import Limits, SandboxSpec, UntrustedCodeRefused
     from app.settings import get_settings
 
+    from app.cli.preflight import sandbox_problem
+
     source = read_repro(file)
     settings = get_settings()
+    if not (trusted and settings.resolved_sandbox == "none") and (problem := sandbox_problem(settings)):
+        if settings.resolved_sandbox == "none":
+            fail("SCRUB_SANDBOX=none runs code unsandboxed; pass --trusted if you trust this file, "
+                 "or unset SCRUB_SANDBOX to use bubblewrap")
+        fail(problem)
     label, interpreter = resolve_python(python, settings.environment_map)
     spec = SandboxSpec(kind=settings.resolved_sandbox, python=interpreter,
                        limits=Limits(memory_mb=settings.sandbox_memory_mb), gpu=settings.gpu)

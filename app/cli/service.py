@@ -48,14 +48,20 @@ def serve(
 
     from app.api import create_app
 
+    from app.cli.preflight import sandbox_problem
+
     settings = get_settings()
     check_exposure(settings, host, insecure_no_login)
     _configure_logs(settings)
     migrate()
     if not settings.webhook_secret:
         typer.echo("SCRUB_WEBHOOK_SECRET is not set: webhooks will be refused until it is", err=True)
-    worker_process = _start_worker(settings, concurrency) if with_worker else None
-    api = create_app(settings)
+    problem = sandbox_problem(settings)
+    if problem:
+        typer.echo(f"error: {problem}. The status page is up, but no worker started: no run can start "
+                   "until this is fixed and scrub serve restarted (/healthz says so too)", err=True)
+    worker_process = _start_worker(settings, concurrency) if with_worker and not problem else None
+    api = create_app(settings, sandbox=f"unavailable: {problem}" if problem else "ok")
     gc.freeze()  # what startup built lives forever: keep it out of the collector's passes
     _exit_cleanly_on_sigterm()
     try:
@@ -115,6 +121,11 @@ def worker(
     unknown = sorted(set(names) - set(QUEUES))
     if unknown or not names:
         raise typer.BadParameter(f"unknown queue(s) {', '.join(unknown) or '(none)'}; queues are {', '.join(QUEUES)}")
+    from app.cli.preflight import sandbox_problem
+
+    if problem := sandbox_problem(settings):
+        typer.echo(f"error: {problem}. This worker takes no run until it is fixed.", err=True)
+        raise typer.Exit(2)
     settings.ensure_data_dir()
     from workers.enqueue import CeleryEnqueuer
     from workers.reaper import start_reaper
