@@ -42,18 +42,41 @@ class DemoGitHub(OfflineGitHub):
 
 
 def _record(database: Any, settings: Any, github: DemoGitHub, **fields: Any) -> dict[str, Any]:
-    """Create a run, run every stage of its pipeline here, and say how it ended."""
-    from app.db import queries
-    from app.db.context import DbRunContext
-    from app.pipelines.base import run_pipeline
-    from app.pipelines.registry import stages_for
+    """Create a run, run every stage of its pipeline here under a lease this process holds,
+    and say how it ended. If this process stops midway (Ctrl-C, an error that escapes the
+    pipeline) the run ends `failed` with the reason; if it is killed outright, its lease names
+    it, and the next `scrub demo` (or a reaper) fails the run (`app.db.leases`)."""
+    from sqlalchemy.exc import IntegrityError
 
-    with database.session() as session:
-        run = queries.create_run(session, trigger="scrub demo", **fields)
-        session.commit()
+    from app.db import leases, queries
+    from app.db.context import DbRunContext
+    from app.pipelines import base
+    from app.pipelines.registry import stages_for
+    from workers.lease import Heartbeat
+
+    try:
+        with database.session() as session:
+            run = queries.create_run(session, trigger="scrub demo", **fields)
+            session.commit()
+    except IntegrityError:
+        fail(f"another run of {fields.get('repo')}#{fields.get('issue')} is active (a scrub demo running now?); "
+             "wait for it to finish, or cancel it on the status page")
+    owner = leases.local_owner()
+    leases.claim(database, run.id, owner, settings.lease_s)
     ctx = DbRunContext(database, run, settings, github_factory=lambda: github)
-    ctx.set_status("running")
-    finished = run_pipeline(stages_for(run.kind), ctx, any_queue=True)
+    try:
+        with Heartbeat(database, run.id, owner, settings.lease_s):
+            finished = base.run_pipeline(stages_for(run.kind), ctx, any_queue=True)
+    except BaseException as exc:  # noqa: BLE001  (recorded, then re-raised)
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        ctx.set_status("failed", error=f"scrub demo stopped: {reason}")
+        leases.release(database, run.id, owner)
+        if isinstance(exc, KeyboardInterrupt):
+            fail(f"interrupted: run {run.id} is recorded as failed", code=130)
+        if isinstance(exc, Exception):  # never a traceback: the reason, and where to look
+            fail(f"run {run.id} stopped: {reason} (recorded as failed; see it on the status page)", code=1)
+        raise
+    leases.release(database, run.id, owner)
     return {"run_id": run.id, "kind": run.kind, "status": finished.status, "verdict": finished.verdict}
 
 
@@ -84,6 +107,10 @@ def demo_command(
     stderr.print(f"database: {url.split('@')[-1]} (migrating)", markup=False, highlight=False)
     upgrade(url)
     database = database_for(url)
+    from app.db.leases import fail_abandoned_local_runs
+
+    for run_id in fail_abandoned_local_runs(database):  # a demo killed outright left it running
+        stderr.print(f"run {run_id} was left running by a scrub demo that stopped: recorded as failed", markup=False)
     repo, number = repo_and_number(issue)
     github = DemoGitHub(issue, comments, ci_log)
     stderr.print(f"1/2 issue {repo}#{number}: fetch, triage, review, reproduce in the sandbox, report", markup=False)
