@@ -51,8 +51,8 @@ def serve(
     from app.cli.preflight import sandbox_problem
 
     settings = get_settings()
+    _configure_logs(settings)  # first: in JSON mode every line after this is a JSON object
     check_exposure(settings, host, insecure_no_login)
-    _configure_logs(settings)
     migrate()
     if not settings.webhook_secret:
         typer.echo("SCRUB_WEBHOOK_SECRET is not set: webhooks will be refused until it is", err=True)
@@ -130,20 +130,26 @@ def worker(
     from workers.enqueue import CeleryEnqueuer
     from workers.reaper import start_reaper
 
-    _configure_logs(settings, loglevel)
+    json_lines = _configure_logs(settings, loglevel)
     celery = create_celery(settings)
     start_reaper(settings, CeleryEnqueuer(create_celery(settings)))  # resumes runs of dead workers
-    celery.worker_main(worker_argv(settings, names, concurrency, loglevel))
+    argv = worker_argv(settings, names, concurrency, loglevel)
+    celery.worker_main(["--quiet", *argv] if json_lines else argv)  # --quiet: no ASCII-art banner
 
 
-def _configure_logs(settings: Settings, level: str | None = None) -> None:
-    """Structured logs (app.logs); Celery is told to leave logging as configured here."""
+def _configure_logs(settings: Settings, level: str | None = None) -> bool:
+    """Structured logs (app.logs); Celery is told to leave logging as configured here. In JSON
+    mode, whatever else reaches stdout or stderr is made JSON too. True in JSON mode."""
     from celery.signals import setup_logging
 
-    from app.logs import configure
+    from app.logs import configure, json_only_output, wants_json
 
+    json_lines = wants_json(settings.log_format, sys.stderr)
     configure(settings.log_format, level or settings.log_level)
     setup_logging.connect(_keep_logging, weak=False)
+    if json_lines:
+        json_only_output()
+    return json_lines
 
 
 def _keep_logging(**_: object) -> None:

@@ -85,6 +85,10 @@ def test_the_server_logs_json_lines_with_the_access_log(page, site):
         time.sleep(0.1)
     assert access[0]["logger"] == "uvicorn.access" and " 200" in access[0]["event"]
     assert {"run_id", "delivery_id", "stage", "timestamp", "level"} <= set(access[0])
+    # Every line `scrub serve` and its worker wrote (notices, Celery, warnings) is a JSON object.
+    lines = [line for line in site.log.read_text().splitlines() if line.strip()]
+    assert all(isinstance(json.loads(line), dict) for line in lines)
+    assert any(record["event"].startswith("database is up to date") for record in json_lines(site.log))
 
 
 def json_lines(path: Path) -> list[dict]:
