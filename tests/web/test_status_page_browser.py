@@ -142,7 +142,7 @@ def test_approval_view_shows_the_code_findings_and_author_and_reject_cancels(pag
     page.click("form.reject button")
     wait_until(page, "document.querySelector('h1 .badge').innerText === 'cancelled'")
     run = site.run_json(run_id)
-    assert run["status"] == "cancelled" and run["error"] == "rejected by status page: curl | sh is not a repro"
+    assert run["status"] == "cancelled" and run["error"] == f"rejected by {LOCAL_USER}: curl | sh is not a repro"
     assert page.locator("#approval").count() == 0 and "curl | sh is not a repro" in page.inner_text("pre.error")
     assert page.errors == []
 
@@ -155,7 +155,7 @@ def test_approve_button_lets_the_waiting_run_go_on(page, site):
     page.click("form.approve button")
     page.wait_for_url(f"{site.url}/runs/{run_id}")
     run = site.wait_for_run(run_id)
-    assert run["status"] == "succeeded" and run["params"]["approved_by"] == "status page"
+    assert run["status"] == "succeeded" and run["params"]["approved_by"] == LOCAL_USER
     wait_until(page, "document.querySelector('h1 .badge').innerText === 'succeeded'")
     timeline = page.eval_on_selector_all("table.stages tbody tr", "trs => trs.map(tr => [tr.dataset.stage, tr.dataset.status])")
     assert timeline == [["greet", "waiting"], ["greet", "done"], ["work", "done"], ["report", "done"]]
