@@ -39,6 +39,11 @@ REPORT = f"""# Scrub report
 
 {HOSTILE_LINK} and [the issue](https://github.com/o/r/issues/12).
 
+| test | error |
+| --- | --- |
+| `test_matmul` | RuntimeError: mat1 and mat2 shapes cannot be multiplied |
+| test_hostile | {HOSTILE} |
+
 ```python
 import torch
 torch.ones(2, 3) @ torch.ones(4, 5)
