@@ -11,7 +11,7 @@ from __future__ import annotations
 import typer
 from typer.core import TyperOption
 
-from app.cli import bisect, cilog, demo, envs, fuzz, issue, minimize, repro, service
+from app.cli import bisect, cilog, demo, envs, fuzz, issue, minimize, repro, service, setup
 
 app = typer.Typer(
     name="scrub",
@@ -30,7 +30,7 @@ def _flag_shows_no_type(option: TyperOption, ctx: object) -> str | None:
 _typed_display = TyperOption.display_type_rich
 TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
 
-for module in (service, repro, minimize, issue, cilog, bisect, envs, demo, fuzz):
+for module in (service, repro, minimize, issue, cilog, bisect, envs, demo, fuzz, setup):
     module.register(app)
 
 
