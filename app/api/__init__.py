@@ -22,7 +22,7 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None, sandbox:
     from app.api import health, login, metrics, runs, webhooks
     from app.api.access import People
     from app.api.sessions import SessionMiddleware
-    from app.web import errors, pages
+    from app.web import api_docs, errors, pages
 
     if enqueuer is None:
         from workers.celery_app import create_celery
@@ -39,11 +39,14 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None, sandbox:
         services.ingest_executor.shutdown(wait=True)
 
     # With people signing in, nothing but the webhook, health (and metrics) is open: no schema pages.
-    closed = {"docs_url": None, "redoc_url": None, "openapi_url": None} if settings.oauth_configured else {}
-    app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan, **closed)
+    # The API docs are our own page (`app.web.api_docs`): FastAPI's load their assets from a CDN.
+    closed = {"openapi_url": None} if settings.oauth_configured else {}
+    app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None, **closed)
     app.state.services = services
     for router in (health.router, metrics.router, webhooks.router, login.router, runs.router, pages.router):
         app.include_router(router)
+    if not settings.oauth_configured:
+        app.include_router(api_docs.router)
     app.add_middleware(
         SessionMiddleware, secret=settings.session_secret, always_secure=settings.public_url.startswith("https://")
     )
