@@ -80,8 +80,26 @@ def _record(database: Any, settings: Any, github: DemoGitHub, **fields: Any) -> 
     return {"run_id": run.id, "kind": run.kind, "status": finished.status, "verdict": finished.verdict}
 
 
+FULL_EXAMPLE = "issue-training.json"
+
+
+def _training_run(database: Any, settings: Any, issue_file: Path) -> dict[str, Any]:
+    """`--full`: a report whose 24-line training script is minimized (the diff on the run page)."""
+    try:
+        issue, comments = load_saved(issue_file)
+    except (ValueError, OSError) as exc:
+        fail(f"cannot read {issue_file}: {exc}")
+    repo, number = repo_and_number(issue)
+    stderr.print(f"3/3 issue {repo}#{number}: reproduce, then minimize the training script", markup=False)
+    return _record(database, settings, DemoGitHub(issue, comments, issue_file), kind="issue", repo=repo,
+                   issue=number, target=str(issue_file),
+                   params={"repo": repo, "issue": number, "approved_by": "scrub demo"})
+
+
 def demo_command(
     examples: Path = typer.Option(EXAMPLES, "--examples", help="folder with issue.json and ci.log"),
+    full: bool = typer.Option(False, "--full", help="also a 24-line training script the pipeline minimizes "
+                                                    "(a minute or two more)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
 ) -> None:
     """Run the examples offline and record them on the status page (no GitHub App needed)."""
@@ -113,14 +131,17 @@ def demo_command(
         stderr.print(f"run {run_id} was left running by a scrub demo that stopped: recorded as failed", markup=False)
     repo, number = repo_and_number(issue)
     github = DemoGitHub(issue, comments, ci_log)
-    stderr.print(f"1/2 issue {repo}#{number}: fetch, triage, review, reproduce in the sandbox, report", markup=False)
+    total = 3 if full else 2
+    stderr.print(f"1/{total} issue {repo}#{number}: fetch, triage, review, reproduce in the sandbox, report", markup=False)
     issue_run = _record(database, settings, github, kind="issue", repo=repo, issue=number, target=str(issue_file),
                         params={"repo": repo, "issue": number, "approved_by": "scrub demo"})
-    stderr.print(f"2/2 CI log {ci_log.name}: failing tests, signatures, diagnoses", markup=False)
+    stderr.print(f"2/{total} CI log {ci_log.name}: failing tests, signatures, diagnoses", markup=False)
     ci_run = _record(database, settings, github, kind="ci_ingest", repo=repo, target=str(ci_log),
                      params={"repo": repo, "workflow_run_id": DEMO_RUN_ID, "run_attempt": 1, "name": "CI",
                              "url": f"https://github.com/{repo}/actions/runs/{DEMO_RUN_ID}"})
     runs = [issue_run, ci_run]
+    if full:
+        runs.append(_training_run(database, settings, examples / FULL_EXAMPLE))
     if as_json:
         emit_json({"runs": runs, "comment": github.comment, "database": url.split("@")[-1]})
     else:
@@ -128,8 +149,9 @@ def demo_command(
             stderr.print(f"run {run['run_id']} ({run['kind']}): {run['status']}, {run['verdict'] or '-'}",
                          markup=False, highlight=False)
         typer.echo(github.comment or "(no comment would be posted)")
-        stderr.print("see them on the status page: scrub serve, then http://127.0.0.1:8000/ "
-                     f"(runs {issue_run['run_id']} and {ci_run['run_id']})", markup=False, highlight=False)
+        ids = ", ".join(str(run["run_id"]) for run in runs)
+        stderr.print(f"see them on the status page: scrub serve, then http://127.0.0.1:8000/ (runs {ids})",
+                     markup=False, highlight=False)
     raise typer.Exit(OK if all(run["status"] == "succeeded" for run in runs) else NOT_REPRODUCED)
 
 

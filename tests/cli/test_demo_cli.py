@@ -133,3 +133,30 @@ def test_a_run_left_running_by_a_demo_killed_outright_is_failed_before_the_next_
     assert "UNIQUE" not in result.output and "Traceback" not in result.output, result.output
     first = _runs(tmp_path)[0]
     assert first[1] == "failed" and "stopped before it finished" in first[2]
+
+
+@needs_bwrap
+def test_full_adds_the_training_script_that_the_pipeline_minimizes(tmp_path, monkeypatch):
+    """`--full` records a third issue run: the 24-line training script of issue-training.json
+    (the stages are stubbed here; the real pipeline minimizes it to 3 lines in about a minute)."""
+    import app.pipelines.base as base
+
+    _demo_env(tmp_path, monkeypatch)
+    seen = []
+
+    def record(stages, ctx, **kwargs):
+        seen.append(ctx.params.get("issue"))
+        ctx.set_status("succeeded", verdict="reproduces")
+        return SimpleNamespace(status="succeeded", verdict="reproduces")
+
+    monkeypatch.setattr(base, "run_pipeline", record)
+    result = CliRunner().invoke(app, ["demo", "--full", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [run["kind"] for run in json.loads(result.stdout)["runs"]] == ["issue", "ci_ingest", "issue"]
+    assert seen == [4242, None, 4243] and "3/3 issue" in result.stderr
+    from app.cli.demo import EXAMPLES, FULL_EXAMPLE
+
+    body = json.loads((EXAMPLES / FULL_EXAMPLE).read_text())["issue"]["body"]
+    script = body.split("```python\n")[1].split("```")[0]
+    code = [line for line in script.splitlines() if line.strip() and not line.startswith(("import", "from"))]
+    assert len(code) > 20  # longer than "already minimal": the minimize stage runs
