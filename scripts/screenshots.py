@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerate docs/screenshots/ from `scrub demo` runs: what a new user sees after the README's
-command. Runs the demo into a fresh data dir, serves it (`scrub serve --no-worker`), and has
-Debian's headless Chromium (Playwright, nothing downloaded) take the pictures.
+"""Regenerate docs/screenshots/ from `scrub demo --full` runs: what a user sees after the demo.
+Runs the demo into a fresh data dir, serves it (`scrub serve --no-worker`), and has Debian's
+headless Chromium (Playwright, nothing downloaded) take the pictures.
 
     python scripts/screenshots.py [OUT_DIR]        # default: docs/screenshots
 """
@@ -18,9 +18,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# (file, page, width, whole page): run.png is the README's picture, the top of the issue run.
-SHOTS = (("runs.png", "/", 1280, True), ("run.png", "/runs/1", 1280, False), ("ci.png", "/runs/2", 1280, True),
-         ("runs-narrow.png", "/", 400, True))
+# (file, page, width, what): "page" the window, "full" the whole page, or a CSS selector.
+# run.png, the README's picture: the top of the run whose training script was minimized.
+SHOTS = (("runs.png", "/", 1280, "full"), ("run.png", "/runs/3", 1280, "page"),
+         ("repro-diff.png", "/runs/3", 1280, "section.repros"), ("ci.png", "/runs/2", 1280, "full"),
+         ("runs-narrow.png", "/", 400, "full"))
 
 
 def free_port() -> int:
@@ -37,7 +39,7 @@ def main() -> None:
     env.update(SCRUB_DATA_DIR=str(data), SCRUB_LOG_FORMAT="console")
     scrub = [sys.executable, "-m", "app.cli.main"]
     try:
-        subprocess.run([*scrub, "demo"], env=env, cwd=ROOT, check=True)
+        subprocess.run([*scrub, "demo", "--full"], env=env, cwd=ROOT, check=True)
         port = free_port()
         server = subprocess.Popen([*scrub, "serve", "--no-worker", "--port", str(port)], env=env, cwd=ROOT,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -61,10 +63,13 @@ def shoot(base: str, out: Path) -> None:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--hide-scrollbars"])
-        for name, path, width, whole in SHOTS:
-            page = browser.new_page(viewport={"width": width, "height": 900 if whole else 1150})
+        for name, path, width, what in SHOTS:
+            page = browser.new_page(viewport={"width": width, "height": 1150 if what == "page" else 900})
             page.goto(base + path)
-            page.screenshot(path=str(out / name), full_page=whole)
+            if what in ("page", "full"):
+                page.screenshot(path=str(out / name), full_page=what == "full")
+            else:
+                page.locator(what).screenshot(path=str(out / name))
             page.close()
             print(f"wrote {out / name}")
         browser.close()
