@@ -53,6 +53,10 @@ def serve(
     settings = get_settings()
     _configure_logs(settings)  # first: in JSON mode every line after this is a JSON object
     check_exposure(settings, host, insecure_no_login)
+    from app.settings import config_files
+
+    read = ", ".join(str(path) for path in config_files()) or "none (environment and defaults only)"
+    typer.echo(f"data dir: {settings.data_dir}; config files read: {read}", err=True)
     migrate()
     if not settings.webhook_secret:
         typer.echo("SCRUB_WEBHOOK_SECRET is not set: webhooks will be refused until it is", err=True)
