@@ -60,12 +60,14 @@ def serve(
     migrate()
     if not settings.webhook_secret:
         typer.echo("SCRUB_WEBHOOK_SECRET is not set: webhooks will be refused until it is", err=True)
-    problem = sandbox_problem(settings)
+    # The embedded worker runs repros here; with --no-worker this host runs none: nothing to check.
+    problem = sandbox_problem(settings) if with_worker else None
     if problem:
         typer.echo(f"error: {problem}. The status page is up, but no worker started: no run can start "
                    "until this is fixed and scrub serve restarted (/healthz says so too)", err=True)
     worker_process = _start_worker(settings, concurrency) if with_worker and not problem else None
-    api = create_app(settings, sandbox=f"unavailable: {problem}" if problem else "ok")
+    sandbox = None if not with_worker else f"unavailable: {problem}" if problem else "ok"
+    api = create_app(settings, sandbox=sandbox)
     gc.freeze()  # what startup built lives forever: keep it out of the collector's passes
     _exit_cleanly_on_sigterm()
     try:
