@@ -112,10 +112,15 @@ def json_only_output() -> None:
     logging.captureWarnings(True)
 
     def relay() -> None:
+        # Never stops reading while the pipe is open: a writer must not block on a full pipe,
+        # even if the real stderr went away (then lines are dropped).
         with os.fdopen(read_end, "r", encoding="utf-8", errors="replace") as lines:
             for line in lines:
                 if line.strip():
-                    real.write(_stray_record(line) + "\n")
+                    try:
+                        real.write(_stray_record(line) + "\n")
+                    except (OSError, ValueError):
+                        pass
 
     thread = threading.Thread(target=relay, name="json-output", daemon=True)
     thread.start()
