@@ -21,6 +21,7 @@ from sqlmodel import Session, col, select
 
 from app.db import queries
 from app.db.models import Run, RunStatus, StageEvent, utcnow
+from app.domain import StageStatus
 from app.db.session import Database
 
 LOST = "worker lost"
@@ -156,7 +157,7 @@ def _reap_one(database: Database, run: Run, max_attempts: int, now: datetime) ->
             session.rollback()
             return None
         session.exec(update(StageEvent).where(  # type: ignore[call-overload]
-            col(StageEvent.run_id) == run.id, col(StageEvent.status) == "running")
-            .values(status="failed", summary=f"{LOST} (attempt {attempts})", ended_at=now))
+            col(StageEvent.run_id) == run.id, col(StageEvent.status) == StageStatus.running)
+            .values(status=StageStatus.failed, summary=f"{LOST} (attempt {attempts})", ended_at=now))
         session.commit()
     return Reaped(run.id, run.queue, not give_up)

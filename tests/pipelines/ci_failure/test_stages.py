@@ -8,10 +8,10 @@ from app.engine.git.repo import SCRUBBOT_EMAIL, git, remote_branch_tip
 from app.pipelines.base import GPU_QUEUE, run_pipeline
 from app.engine.sandbox.capture import CapturedOutput
 from app.engine.sandbox.runner import ProcessResult
-from app.pipelines.ci import stages
-from app.pipelines.ci.stages import STAGES, rerun_stage
-from app.pipelines.ci.job import CIJob
-from app.pipelines.ci.state import CIState
+from app.pipelines.ci_failure import stages
+from app.pipelines.ci_failure.job import CIJob
+from app.pipelines.ci_failure.stages import STAGES, rerun_stage
+from app.pipelines.ci_failure.state import CIState
 from tests.fakes.ci_project import DETERMINISTIC_TEST, FLAKY_TEST, PASSING_TEST, SLOW_TEST
 from tests.pipelines.conftest import ci_params
 
