@@ -144,6 +144,9 @@ def parse_environments(spec: str | dict[str, str] | None, default_python: str) -
 # actions the database layer applies once the worker has resolved a word.
 
 
+COMMAND_WORD_MAX = 40
+
+
 @dataclass(frozen=True)
 class Command:
     """A `/scrub` comment's first line: the word after `/scrub` (lowercased; "" when none)."""
@@ -158,7 +161,8 @@ def parse_command(body: str | None) -> Command | None:
     words = first_line.split()
     if not words or words[0].lower() != "/scrub":
         return None
-    return Command(words[1].lower() if len(words) > 1 else "", " ".join(words[2:])[:200])
+    # The word travels as typed (queue, delivery record, reply): bounded, whoever typed it.
+    return Command(words[1].lower()[:COMMAND_WORD_MAX] if len(words) > 1 else "", " ".join(words[2:])[:200])
 
 
 @dataclass(frozen=True)

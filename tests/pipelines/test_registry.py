@@ -48,3 +48,14 @@ def test_a_broken_kind_fails_alone(monkeypatch):
     assert [k.name for k in registry.kinds()] == [k for k in RunKind if k != RunKind.fuzz]
     with pytest.raises(registry.PipelineUnavailable, match="no pipeline for run kind 'nope'"):
         registry.kind("nope")
+
+
+def test_the_reports_execution_log_orders_stages_as_the_kinds_run_them():
+    """`STAGE_ORDER` of the CI and fuzz reports is still written out: it must follow the kinds."""
+    from app.pipelines.ci_failure import report as ci_report
+    from app.pipelines.fuzz import report as fuzz_report
+
+    for names, order in [(registry.kind("ci_failure").stage_names, ci_report.STAGE_ORDER),
+                         (registry.kind("improve").stage_names, ci_report.STAGE_ORDER),
+                         (registry.kind("fuzz").stage_names, fuzz_report.STAGE_ORDER)]:
+        assert [n for n in order if n in names] == list(names)

@@ -88,6 +88,7 @@ def stored(database, run_id: int):
         ("/scrub minimize", Command("minimize")),
         ("/scrub", Command("")),
         ("/scrub dance", Command("dance")),  # passed on as typed: the worker answers it with the help
+        ("/scrub " + "x" * 5000, Command("x" * 40)),  # bounded: it is echoed into the queue and the reply
         ("/scrubs approve", None),
         ("please /scrub approve", None),
         ("", None),
