@@ -59,3 +59,16 @@ def test_the_reports_execution_log_orders_stages_as_the_kinds_run_them():
                          (registry.kind("improve").stage_names, ci_report.STAGE_ORDER),
                          (registry.kind("fuzz").stage_names, fuzz_report.STAGE_ORDER)]:
         assert [n for n in order if n in names] == list(names)
+
+
+def test_the_import_contracts_name_every_kind_package():
+    """pyproject.toml's independence and kit contracts list the kind packages: none is left out."""
+    import tomllib
+    from pathlib import Path
+
+    contracts = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    packages = set(registry.PIPELINE_MODULES.values())
+    independent = [c for c in contracts if c["type"] == "independence" and "app.pipelines.issue" in c["modules"]]
+    kit = [c for c in contracts if c["type"] == "forbidden" and "app.pipelines.kit" in c["source_modules"]]
+    assert [set(c["modules"]) for c in independent] == [packages]
+    assert [set(c["forbidden_modules"]) for c in kit] == [packages]
