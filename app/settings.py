@@ -1,4 +1,12 @@
-"""Service configuration, read from `SCRUB_*` environment variables.
+"""Service configuration: `SCRUB_*` environment variables, over an optional config file.
+
+Precedence, highest first: values passed in code (tests), environment variables, the config
+file, the defaults. The config file holds `SCRUB_NAME=value` lines (the `.env` format Docker
+Compose reads too); `SCRUB_CONFIG` names the one file to read, else `./.env` and
+`$XDG_CONFIG_HOME/scrubbot/scrub.env` (`~/.config/...`) are read when present, `./.env` first.
+
+The data dir defaults to `$XDG_DATA_HOME/scrubbot` (`~/.local/share/scrubbot`), whatever the
+current directory; a `./.scrub` made by an older version is still used when present.
 
 Built by `get_settings()` when a shell (CLI, API, worker) starts, never at import time, so
 tests can set the environment first. The engine never reads settings: shells pass plain
@@ -8,7 +16,6 @@ values down.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -16,18 +23,39 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, DotEnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from app.domain import parse_environments
 from app.torch_releases import EnvStore, merge_interpreters, release_of
 
 SandboxKind = Literal["bwrap", "none"]
+OLD_DATA_DIR = Path(".scrub")  # the default before 0.2: relative to the current directory
+
+
+def default_data_dir() -> Path:
+    """`./.scrub` when an older version made one here, else `$XDG_DATA_HOME/scrubbot`."""
+    if OLD_DATA_DIR.is_dir():
+        return OLD_DATA_DIR.resolve()
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "scrubbot"
+
+
+def config_files() -> tuple[Path, ...]:
+    """The config files read, lowest precedence first (`SCRUB_CONFIG`: that one file alone)."""
+    chosen = os.environ.get("SCRUB_CONFIG", "").strip()
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_file():
+            raise ValueError(f"SCRUB_CONFIG={chosen} is not a file")
+        return (path,)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return tuple(path for path in (Path(base) / "scrubbot" / "scrub.env", Path(".env")) if path.is_file())
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SCRUB_", extra="ignore")
 
-    data_dir: Path = Path(".scrub")
+    data_dir: Path = Field(default_factory=default_data_dir)
     database_url: str = ""
     broker_url: str = ""
     webhook_secret: str = ""
@@ -74,6 +102,15 @@ class Settings(BaseSettings):
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "INFO"
 
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Code, then the environment, then the config file (found now, not at import)."""
+        files = config_files()
+        config = DotEnvSettingsSource(settings_cls, env_file=files or None)
+        return init_settings, env_settings, config, file_secret_settings
+
     @field_validator("environments")
     @classmethod
     def _environments_parse(cls, value: str) -> str:
@@ -118,9 +155,9 @@ class Settings(BaseSettings):
 
     @property
     def resolved_sandbox(self) -> SandboxKind:
-        if self.sandbox:
-            return self.sandbox
-        return "bwrap" if shutil.which("bwrap") else "none"
+        """`bwrap` unless `SCRUB_SANDBOX=none` says otherwise: a missing bubblewrap is an error
+        to report (`app.cli.preflight`), never a silent fall back to running unsandboxed."""
+        return self.sandbox or "bwrap"
 
     @property
     def github_configured(self) -> bool:

@@ -26,6 +26,9 @@ def _isolated_settings(tmp_path, monkeypatch):
         if name.startswith("SCRUB_") and not name.startswith("SCRUB_TEST_"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SCRUB_DATA_DIR", str(tmp_path / "scrub-data"))
+    empty_config = tmp_path / "no-config.env"  # nor a developer's ./.env or ~/.config/scrubbot/scrub.env
+    empty_config.touch()
+    monkeypatch.setenv("SCRUB_CONFIG", str(empty_config))
     from app.settings import reset_settings_cache
 
     reset_settings_cache()

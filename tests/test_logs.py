@@ -91,3 +91,37 @@ def test_a_stage_binds_its_name_until_it_finishes(captured, database, settings):
     found = {line["event"]: line for line in lines(captured)}
     assert found["sandbox started"]["stage"] == "reproduce"
     assert found["stage reproduce done"]["run_id"] == run_id and found["after"]["stage"] is None
+
+
+STRAY = """
+import subprocess, sys, warnings
+from app.logs import configure, json_only_output
+configure("json", "INFO")
+json_only_output()
+print("local mode: no login")                                   # a status line of the CLI
+print("error: something a person must fix", file=sys.stderr)
+warnings.warn("You're running the worker with superuser privileges:\\nabsolutely not recommended!")
+print(" -------------- celery@host v5 (banner)", file=sys.__stdout__, flush=True)
+subprocess.run([sys.executable, "-c", "print('a child process, plain text')"])
+import logging; logging.getLogger("scrub.test").info("a real log line")
+"""
+
+
+def test_in_json_mode_every_line_the_process_and_its_children_write_is_a_json_object(tmp_path):
+    """`scrub serve` in JSON mode used to mix plain lines (its own notices, Celery's banner and
+    security warning, a child's output) into the JSON stream: 31 of 66 lines."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    done = subprocess.run([sys.executable, "-c", STRAY], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]  # every line, or this raises
+    assert all(isinstance(record, dict) for record in records)
+    events = {record["event"]: record for record in records}
+    assert events["local mode: no login"]["level"] == "info"
+    assert events["error: something a person must fix"]["level"] == "error"
+    assert any("superuser privileges" in e and "absolutely not recommended" in e for e in events)  # one record
+    assert "a child process, plain text" in events and "a real log line" in events
+    assert {"timestamp", "logger", "run_id", "delivery_id", "stage"} <= set(events["a child process, plain text"])

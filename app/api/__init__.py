@@ -15,12 +15,14 @@ from app.settings import Settings
 from workers.enqueue import Enqueuer
 
 
-def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastAPI:
-    """`enqueuer` defaults to Celery on the configured broker; tests pass a recording one."""
+def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None, sandbox: str | None = None) -> FastAPI:
+    """`enqueuer` defaults to Celery on the configured broker; tests pass a recording one.
+    `sandbox`: what the shell found of this host's sandbox (`ok`, `unavailable: <why>`), for
+    `/healthz` (the HTTP side never runs the engine's probe itself)."""
     from app.api import health, login, metrics, runs, webhooks
     from app.api.access import People
     from app.api.sessions import SessionMiddleware
-    from app.web import pages
+    from app.web import api_docs, errors, pages
 
     if enqueuer is None:
         from workers.celery_app import create_celery
@@ -29,7 +31,7 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
         enqueuer = CeleryEnqueuer(create_celery(settings))
     settings.ensure_data_dir()
     people = People(settings, partial(github_client, settings) if settings.github_configured else None)
-    services = Services(settings, database_for(settings.resolved_database_url), enqueuer, people)
+    services = Services(settings, database_for(settings.resolved_database_url), enqueuer, people, sandbox=sandbox)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -37,13 +39,17 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None) -> FastA
         services.ingest_executor.shutdown(wait=True)
 
     # With people signing in, nothing but the webhook, health (and metrics) is open: no schema pages.
-    closed = {"docs_url": None, "redoc_url": None, "openapi_url": None} if settings.oauth_configured else {}
-    app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan, **closed)
+    # The API docs are our own page (`app.web.api_docs`): FastAPI's load their assets from a CDN.
+    closed = {"openapi_url": None} if settings.oauth_configured else {}
+    app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None, **closed)
     app.state.services = services
     for router in (health.router, metrics.router, webhooks.router, login.router, runs.router, pages.router):
         app.include_router(router)
+    if not settings.oauth_configured:
+        app.include_router(api_docs.router)
     app.add_middleware(
         SessionMiddleware, secret=settings.session_secret, always_secure=settings.public_url.startswith("https://")
     )
     app.mount("/static", pages.static_files, name="static")
+    errors.install(app)  # a browser gets an HTML error page; the API keeps JSON
     return app

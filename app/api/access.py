@@ -35,7 +35,17 @@ log = logging.getLogger(__name__)
 PERMISSION_TTL_S = 60.0
 VISIBILITY_TTL_S = 300.0
 WRITE_LEVELS = frozenset({"admin", "maintain", "write"})  # role names; a custom role is refused
-LOCAL_USER = "status page"  # how local mode signs what it does (`approved_by`)
+def _local_user() -> str:
+    """Who approves in local mode: the account that runs `scrub serve` (a person, not a page)."""
+    import getpass
+
+    try:
+        return f"{getpass.getuser()} (local mode)"
+    except (KeyError, OSError):  # no name for this uid (a container's arbitrary uid)
+        return "the local user (local mode)"
+
+
+LOCAL_USER = _local_user()  # how local mode signs what it does (`approved_by`)
 
 
 @dataclass(frozen=True)

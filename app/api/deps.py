@@ -22,6 +22,7 @@ class Services:
     database: Database
     enqueuer: Enqueuer
     people: People = field(default=None)  # type: ignore[assignment]  # built from settings when None
+    sandbox: str | None = None  # `ok` / `unavailable: <why>`, as `scrub serve` found it; None: not checked
     # Webhook bookkeeping runs here, off the event loop. SQLite takes one writer at a time, so
     # one thread (a FIFO queue, no lock convoy); a server database takes several.
     ingest_executor: ThreadPoolExecutor = field(init=False)

@@ -1,8 +1,10 @@
-"""`GET /healthz`: the database and the broker.
+"""`GET /healthz`: the database, the broker, and (when `scrub serve` checked it) the sandbox.
 
 - both answer: 200 `ok`;
 - the broker does not: 200 `degraded` (webhooks are still recorded; their runs fail with
   "could not enqueue" until it is back, and `/scrub retry` starts them again);
+- the sandbox cannot start (no bubblewrap, no user namespaces): 200 `degraded` (runs wait:
+  no worker of this host takes them);
 - the database does not: 503 `error` (nothing can be recorded).
 """
 
@@ -36,7 +38,10 @@ def healthz(services: ServicesDep) -> JSONResponse:
     except broker_probe.BrokerUnavailable as exc:
         log.warning("broker unavailable: %s", exc)
         report["broker"] = f"unavailable: {str(exc)[:200]}"
+    if services.sandbox is not None:
+        report["sandbox"] = services.sandbox
     if report["database"] != "ok":
         return JSONResponse({"status": "error", **report}, status_code=503)
-    status = "ok" if str(report["broker"]).startswith("ok") else "degraded"
+    healthy = str(report["broker"]).startswith("ok") and report.get("sandbox", "ok") == "ok"
+    status = "ok" if healthy else "degraded"
     return JSONResponse({"status": status, **report})

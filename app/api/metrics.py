@@ -4,7 +4,7 @@ from the database, not per-process counters).
     scrub_webhook_deliveries_total{event,outcome}   outcome: queued, ignored, pong, not_queued, received
     scrub_runs_total{kind,status}                   runs that finished, by how
     scrub_runs_active{kind,status}                  queued, running, awaiting_approval now
-    scrub_verdicts_total{kind,verdict}
+    scrub_verdicts_total{kind,verdict}           verdict: a closed set (stats.VERDICT_LABELS), `other` for the rest
     scrub_stage_duration_seconds{kind,stage}        histogram of finished stages
     scrub_queue_depth{queue}                        messages waiting on the broker
     scrub_broker_up                                 1 when the broker answered this scrape

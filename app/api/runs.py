@@ -76,7 +76,7 @@ def approve_run(run_id: RunId, session: SessionDep, services: ServicesDep, actor
 
 
 @router.post("/runs/{run_id}/reject")
-async def reject_run(request: Request, run_id: int, session: SessionDep, services: ServicesDep, actor: ActorDep,
+async def reject_run(request: Request, run_id: RunId, session: SessionDep, services: ServicesDep, actor: ActorDep,
                      next: str | None = None) -> Response:
     """Cancel a run awaiting approval (write permission, CSRF-checked, like approve). `reason`:
     a form field (the status page) or query parameter."""

@@ -41,12 +41,25 @@ def resolve_envs(spec: str, configured: dict[str, str]) -> dict[str, str]:
         elif found := _lookup(item, configured):
             envs[found[0]] = found[1]
         else:
-            known = ", ".join(configured) or "none"
-            raise ValueError(f"environment {item!r} is not available (known: {known}); "
-                             f"provision it with `scrub env add {item}` (or pass --provision), or use LABEL=PYTHON")
+            raise ValueError(unavailable_message(item, configured))
     if len(envs) < 2:
         raise ValueError("bisection needs at least two environments")
     return envs
+
+
+def unavailable_message(item: str, configured: dict[str, str]) -> str:
+    """Why `item` cannot be used, and a command that would make it available. `env add` takes
+    full releases only, so a short `2.12` gets `2.12.0` (any later 2.12.x does as well)."""
+    import re
+
+    known = ", ".join(configured) or "none"
+    head = f"environment {item!r} is not available (known: {known}); "
+    if re.fullmatch(r"\d+\.\d+", item):
+        release = f"{item}.0"
+        return (head + f"`{item}` means the newest provisioned {item}.x and none is: provision one with "
+                f"`scrub env add {release}` (or a later {item}.x), or list `{release}` with --provision; "
+                "or use LABEL=PYTHON")
+    return head + f"provision it with `scrub env add {item}` (or pass --provision), or use LABEL=PYTHON"
 
 
 def provision_missing(spec: str, settings: Any) -> None:

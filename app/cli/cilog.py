@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, stderr
-from app.engine.cilogs.archive import LogReport, read_log
+from app.engine.cilogs.archive import LogReport, UnreadableLog, read_log
 from app.engine.cilogs.fingerprint import short_fingerprint
 
 RUN_URL = re.compile(
@@ -42,7 +42,10 @@ def fetch_run_report(url: str) -> LogReport:
         jobs, archive = read(f"the logs of {repo} run {run_id}", lambda github: (
             github.list_run_jobs(repo, run_id, attempt=attempt),
             github.download_run_logs(repo, run_id, Path(tmp) / "logs.zip", attempt=attempt)))
-        report = read_log(archive, repo=repo, job_names=[job.get("name", "") for job in jobs])
+        try:
+            report = read_log(archive, repo=repo, job_names=[job.get("name", "") for job in jobs])
+        except UnreadableLog as error:
+            fail(f"GitHub's log archive of {repo} run {run_id}: {error}")
     if job_id is not None:
         names = [job.get("name", "") for job in jobs if job.get("id") == job_id]
         if not names:
@@ -89,10 +92,10 @@ def ci_log(
     if source.startswith(("http://", "https://")):
         report = fetch_run_report(source)
     else:
-        path = Path(source)
-        if not path.is_file():
-            fail(f"no such file: {source}")
-        report = read_log(path, repo=repo)
+        try:
+            report = read_log(Path(source), repo=repo)
+        except UnreadableLog as error:
+            fail(str(error))
     if as_json:
         emit_json(report.to_dict())
     print_report(report)

@@ -42,23 +42,64 @@ class DemoGitHub(OfflineGitHub):
 
 
 def _record(database: Any, settings: Any, github: DemoGitHub, **fields: Any) -> dict[str, Any]:
-    """Create a run, run every stage of its pipeline here, and say how it ended."""
-    from app.db import queries
-    from app.db.context import DbRunContext
-    from app.pipelines.base import run_pipeline
-    from app.pipelines.registry import stages_for
+    """Create a run, run every stage of its pipeline here under a lease this process holds,
+    and say how it ended. If this process stops midway (Ctrl-C, an error that escapes the
+    pipeline) the run ends `failed` with the reason; if it is killed outright, its lease names
+    it, and the next `scrub demo` (or a reaper) fails the run (`app.db.leases`)."""
+    from sqlalchemy.exc import IntegrityError
 
-    with database.session() as session:
-        run = queries.create_run(session, trigger="scrub demo", **fields)
-        session.commit()
+    from app.db import leases, queries
+    from app.db.context import DbRunContext
+    from app.pipelines import base
+    from app.pipelines.registry import stages_for
+    from workers.lease import Heartbeat
+
+    try:
+        with database.session() as session:
+            run = queries.create_run(session, trigger="scrub demo", **fields)
+            session.commit()
+    except IntegrityError:
+        fail(f"another run of {fields.get('repo')}#{fields.get('issue')} is active (a scrub demo running now?); "
+             "wait for it to finish, or cancel it on the status page")
+    owner = leases.local_owner()
+    leases.claim(database, run.id, owner, settings.lease_s)
     ctx = DbRunContext(database, run, settings, github_factory=lambda: github)
-    ctx.set_status("running")
-    finished = run_pipeline(stages_for(run.kind), ctx, any_queue=True)
+    try:
+        with Heartbeat(database, run.id, owner, settings.lease_s):
+            finished = base.run_pipeline(stages_for(run.kind), ctx, any_queue=True)
+    except BaseException as exc:  # noqa: BLE001  (recorded, then re-raised)
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        ctx.set_status("failed", error=f"scrub demo stopped: {reason}")
+        leases.release(database, run.id, owner)
+        if isinstance(exc, KeyboardInterrupt):
+            fail(f"interrupted: run {run.id} is recorded as failed", code=130)
+        if isinstance(exc, Exception):  # never a traceback: the reason, and where to look
+            fail(f"run {run.id} stopped: {reason} (recorded as failed; see it on the status page)", code=1)
+        raise
+    leases.release(database, run.id, owner)
     return {"run_id": run.id, "kind": run.kind, "status": finished.status, "verdict": finished.verdict}
+
+
+FULL_EXAMPLE = "issue-training.json"
+
+
+def _training_run(database: Any, settings: Any, issue_file: Path) -> dict[str, Any]:
+    """`--full`: a report whose 24-line training script is minimized (the diff on the run page)."""
+    try:
+        issue, comments = load_saved(issue_file)
+    except (ValueError, OSError) as exc:
+        fail(f"cannot read {issue_file}: {exc}")
+    repo, number = repo_and_number(issue)
+    stderr.print(f"3/3 issue {repo}#{number}: reproduce, then minimize the training script", markup=False)
+    return _record(database, settings, DemoGitHub(issue, comments, issue_file), kind="issue", repo=repo,
+                   issue=number, target=str(issue_file),
+                   params={"repo": repo, "issue": number, "approved_by": "scrub demo"})
 
 
 def demo_command(
     examples: Path = typer.Option(EXAMPLES, "--examples", help="folder with issue.json and ci.log"),
+    full: bool = typer.Option(False, "--full", help="also a 24-line training script the pipeline minimizes "
+                                                    "(a minute or two more)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
 ) -> None:
     """Run the examples offline and record them on the status page (no GitHub App needed)."""
@@ -74,22 +115,33 @@ def demo_command(
         issue, comments = load_saved(issue_file)
     except ValueError as exc:
         fail(f"cannot read {issue_file}: {exc}")
+    from app.cli.preflight import sandbox_problem
+
     settings = get_settings()
+    if problem := sandbox_problem(settings):
+        fail(f"{problem}. The demo runs its repro in the sandbox.")
     settings.ensure_data_dir()
     url = settings.resolved_database_url
     stderr.print(f"database: {url.split('@')[-1]} (migrating)", markup=False, highlight=False)
     upgrade(url)
     database = database_for(url)
+    from app.db.leases import fail_abandoned_local_runs
+
+    for run_id in fail_abandoned_local_runs(database):  # a demo killed outright left it running
+        stderr.print(f"run {run_id} was left running by a scrub demo that stopped: recorded as failed", markup=False)
     repo, number = repo_and_number(issue)
     github = DemoGitHub(issue, comments, ci_log)
-    stderr.print(f"1/2 issue {repo}#{number}: fetch, triage, review, reproduce in the sandbox, report", markup=False)
+    total = 3 if full else 2
+    stderr.print(f"1/{total} issue {repo}#{number}: fetch, triage, review, reproduce in the sandbox, report", markup=False)
     issue_run = _record(database, settings, github, kind="issue", repo=repo, issue=number, target=str(issue_file),
                         params={"repo": repo, "issue": number, "approved_by": "scrub demo"})
-    stderr.print(f"2/2 CI log {ci_log.name}: failing tests, signatures, diagnoses", markup=False)
+    stderr.print(f"2/{total} CI log {ci_log.name}: failing tests, signatures, diagnoses", markup=False)
     ci_run = _record(database, settings, github, kind="ci_ingest", repo=repo, target=str(ci_log),
                      params={"repo": repo, "workflow_run_id": DEMO_RUN_ID, "run_attempt": 1, "name": "CI",
                              "url": f"https://github.com/{repo}/actions/runs/{DEMO_RUN_ID}"})
     runs = [issue_run, ci_run]
+    if full:
+        runs.append(_training_run(database, settings, examples / FULL_EXAMPLE))
     if as_json:
         emit_json({"runs": runs, "comment": github.comment, "database": url.split("@")[-1]})
     else:
@@ -97,8 +149,9 @@ def demo_command(
             stderr.print(f"run {run['run_id']} ({run['kind']}): {run['status']}, {run['verdict'] or '-'}",
                          markup=False, highlight=False)
         typer.echo(github.comment or "(no comment would be posted)")
-        stderr.print("see them on the status page: scrub serve, then http://127.0.0.1:8000/ "
-                     f"(runs {issue_run['run_id']} and {ci_run['run_id']})", markup=False, highlight=False)
+        ids = ", ".join(str(run["run_id"]) for run in runs)
+        stderr.print(f"see them on the status page: scrub serve, then http://127.0.0.1:8000/ (runs {ids})",
+                     markup=False, highlight=False)
     raise typer.Exit(OK if all(run["status"] == "succeeded" for run in runs) else NOT_REPRODUCED)
 
 

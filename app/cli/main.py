@@ -9,19 +9,28 @@ reproduced (or came out as expected), 1 ran and did not, 2 usage or input error
 from __future__ import annotations
 
 import typer
+from typer.core import TyperOption
 
-from app.cli import bisect, cilog, demo, envs, fuzz, issue, minimize, repro, service
+from app.cli import bisect, cilog, demo, envs, fuzz, issue, minimize, repro, service, setup
 
 app = typer.Typer(
     name="scrub",
     help="Scrubbot: reproduce, classify, bisect and minimize bug reports and CI failures.\n\n"
     "Exit codes: 0 = ran and reproduced (or as expected), 1 = ran and did not, 2 = usage or input error.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # `scrub --install-completion` (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
 )
 
-for module in (service, repro, minimize, issue, cilog, bisect, envs, demo, fuzz):
+def _flag_shows_no_type(option: TyperOption, ctx: object) -> str | None:
+    """Help lists `--json` alone, not `--json <bool>`: a flag takes no value to describe."""
+    return None if option.is_flag else _typed_display(option, ctx)
+
+
+_typed_display = TyperOption.display_type_rich
+TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
+
+for module in (service, repro, minimize, issue, cilog, bisect, envs, demo, fuzz, setup):
     module.register(app)
 
 

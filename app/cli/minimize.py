@@ -31,6 +31,7 @@ def minimize_command(
 ) -> None:
     """Shrink FILE to a few lines that still fail the same way (same exception class and message)."""
     from app.engine.minimize import CouldNotMinimize, code_lines
+    from app.engine.minimize.oracle import signature_of
     from app.engine.minimize.session import (
         NothingToKeep,
         minimize_repro,
@@ -48,11 +49,13 @@ def minimize_command(
         fail(str(error))
         return
     try:
+        expected = parse_expected(expect) if expect else None
+        if expected is not None:  # the original, cold, once: before any candidate runs
+            _check_expected(file, expected, signature_of(cold_run(source, timeout), source))
         with _progress_bar(enabled=stderr.is_terminal) as on_progress:
             outcome = minimize_repro(
                 source, run=warm_run, cold_run=cold_run, jobs=jobs, timeout_s=timeout, budget_s=budget,
-                max_candidates=max_candidates,
-                expected=parse_expected(expect) if expect else None, progress=on_progress,
+                max_candidates=max_candidates, expected=expected, progress=on_progress,
             )
     except (NothingToKeep, CouldNotMinimize) as error:
         fail(f"{file}: {error}")
@@ -87,6 +90,16 @@ def minimize_command(
     announce_written(out, result.final_lines, f"original kept as {original_copy}")
     if not outcome.reproduces:
         raise typer.Exit(1)
+
+
+def _check_expected(file: Path, expected, observed) -> None:
+    """`--expect` the original does not meet: nothing to keep (`NothingToKeep`, exit 2)."""
+    from app.engine.minimize.session import NothingToKeep
+
+    if observed is None:
+        raise NothingToKeep("the program runs without error: there is no failure to keep")
+    if not expected.matches(observed):
+        raise NothingToKeep(f"it fails with {observed.describe()}, not with the expected {expected.describe()}")
 
 
 def original_copy_path(out: Path) -> Path:

@@ -7,6 +7,7 @@ sandbox. `SCRUB_SANDBOX=none` is accepted only together with `--trusted`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -49,8 +50,15 @@ def repro(
     from app.engine.sandbox.runner import Limits, SandboxSpec, UntrustedCodeRefused
     from app.settings import get_settings
 
+    from app.cli.preflight import sandbox_problem
+
     source = read_repro(file)
     settings = get_settings()
+    if not (trusted and settings.resolved_sandbox == "none") and (problem := sandbox_problem(settings)):
+        if settings.resolved_sandbox == "none":
+            fail("SCRUB_SANDBOX=none runs code unsandboxed; pass --trusted if you trust this file, "
+                 "or unset SCRUB_SANDBOX to use bubblewrap")
+        fail(problem)
     label, interpreter = resolve_python(python, settings.environment_map)
     spec = SandboxSpec(kind=settings.resolved_sandbox, python=interpreter,
                        limits=Limits(memory_mb=settings.sandbox_memory_mb), gpu=settings.gpu)
@@ -77,13 +85,32 @@ def repro(
         data["match"] = result.match
     if as_json:
         emit_json(data)
-    lo, hi = result.interval
-    stderr.print(f"{result.outcome}: {result.signature or 'no error'}", markup=False, highlight=False)
-    stderr.print(f"{result.failures}/{result.runs} failed, rate {result.rate:.2f} (95% CI {lo:.2f}-{hi:.2f}), "
-                 f"{result.verdict}; python {result.python}, torch {result.torch_version}", markup=False)
-    if expect:
-        stderr.print(f"expected {expect!r}: {result.match}", markup=False)
+    for line in summary_lines(result, expect):
+        stderr.print(line, markup=False, highlight=False)
     raise typer.Exit(exit_code(result.failures, result.match if expect else None))
+
+
+def summary_lines(result: Any, expect: str | None) -> list[str]:
+    """What a person reads: the outcome, then how often it failed. With `--expect`, a run that
+    failed another way counts as failed, not as passing."""
+    lo, hi = result.interval
+    where = f"python {result.python}, torch {result.torch_version}"
+    lines = [f"{result.outcome}: {result.signature or 'no error'}"]
+    if not expect:
+        lines.append(f"{result.failures}/{result.runs} failed, rate {result.rate:.2f} (95% CI {lo:.2f}-{hi:.2f}), "
+                     f"{result.verdict}; {where}")
+        return lines
+    failed = sum(outcome != "passed" for outcome in result.run_outcomes) or result.failures
+    if result.failures == failed:
+        lines.append(f"{failed}/{result.runs} failed with the expected error, rate {result.rate:.2f} "
+                     f"(95% CI {lo:.2f}-{hi:.2f}), {result.verdict}; {where}" if failed else
+                     f"0/{result.runs} failed: it passes; {where}")
+    else:
+        lines.append(f"{failed}/{result.runs} failed, {result.failures} with the expected error "
+                     f"(rate {result.rate:.2f}, 95% CI {lo:.2f}-{hi:.2f}); {where}")
+    lines.append(f"expected {expect!r}: {result.match}"
+                 + (f" (it raised {result.signature})" if result.match == "different" and result.signature else ""))
+    return lines
 
 
 def exit_code(failures: int, match: str | None) -> int:

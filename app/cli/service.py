@@ -48,14 +48,26 @@ def serve(
 
     from app.api import create_app
 
+    from app.cli.preflight import sandbox_problem
+
     settings = get_settings()
+    _configure_logs(settings)  # first: in JSON mode every line after this is a JSON object
     check_exposure(settings, host, insecure_no_login)
-    _configure_logs(settings)
+    from app.settings import config_files
+
+    read = ", ".join(str(path) for path in config_files()) or "none (environment and defaults only)"
+    typer.echo(f"data dir: {settings.data_dir}; config files read: {read}", err=True)
     migrate()
     if not settings.webhook_secret:
         typer.echo("SCRUB_WEBHOOK_SECRET is not set: webhooks will be refused until it is", err=True)
-    worker_process = _start_worker(settings, concurrency) if with_worker else None
-    api = create_app(settings)
+    # The embedded worker runs repros here; with --no-worker this host runs none: nothing to check.
+    problem = sandbox_problem(settings) if with_worker else None
+    if problem:
+        typer.echo(f"error: {problem}. The status page is up, but no worker started: no run can start "
+                   "until this is fixed and scrub serve restarted (/healthz says so too)", err=True)
+    worker_process = _start_worker(settings, concurrency) if with_worker and not problem else None
+    sandbox = None if not with_worker else f"unavailable: {problem}" if problem else "ok"
+    api = create_app(settings, sandbox=sandbox)
     gc.freeze()  # what startup built lives forever: keep it out of the collector's passes
     _exit_cleanly_on_sigterm()
     try:
@@ -115,24 +127,35 @@ def worker(
     unknown = sorted(set(names) - set(QUEUES))
     if unknown or not names:
         raise typer.BadParameter(f"unknown queue(s) {', '.join(unknown) or '(none)'}; queues are {', '.join(QUEUES)}")
+    from app.cli.preflight import sandbox_problem
+
+    if problem := sandbox_problem(settings):
+        typer.echo(f"error: {problem}. This worker takes no run until it is fixed.", err=True)
+        raise typer.Exit(2)
     settings.ensure_data_dir()
     from workers.enqueue import CeleryEnqueuer
     from workers.reaper import start_reaper
 
-    _configure_logs(settings, loglevel)
+    json_lines = _configure_logs(settings, loglevel)
     celery = create_celery(settings)
     start_reaper(settings, CeleryEnqueuer(create_celery(settings)))  # resumes runs of dead workers
-    celery.worker_main(worker_argv(settings, names, concurrency, loglevel))
+    argv = worker_argv(settings, names, concurrency, loglevel)
+    celery.worker_main(["--quiet", *argv] if json_lines else argv)  # --quiet: no ASCII-art banner
 
 
-def _configure_logs(settings: Settings, level: str | None = None) -> None:
-    """Structured logs (app.logs); Celery is told to leave logging as configured here."""
+def _configure_logs(settings: Settings, level: str | None = None) -> bool:
+    """Structured logs (app.logs); Celery is told to leave logging as configured here. In JSON
+    mode, whatever else reaches stdout or stderr is made JSON too. True in JSON mode."""
     from celery.signals import setup_logging
 
-    from app.logs import configure
+    from app.logs import configure, json_only_output, wants_json
 
+    json_lines = wants_json(settings.log_format, sys.stderr)
     configure(settings.log_format, level or settings.log_level)
     setup_logging.connect(_keep_logging, weak=False)
+    if json_lines:
+        json_only_output()
+    return json_lines
 
 
 def _keep_logging(**_: object) -> None:

@@ -9,10 +9,17 @@ is queued, or running under a lease that has expired, so two deliveries of the s
 put back in the queue it was on, from its first unfinished stage (the stage that was running is
 recorded as failed, "worker lost"), or failed with a reason once it has been lost
 `max_attempts` times. Each step is a compare-and-swap, so many reapers may run at once.
+
+A run that a CLI process runs itself (`scrub demo`: its pipeline, in its own process, with an
+offline stand-in for GitHub) holds a lease too, owned by `local:<host>:<pid>`. No worker can
+resume it, so when it lapses the run fails, saying that the process stopped; and on the same
+host a dead pid is enough to fail it at once (`fail_abandoned_local_runs`).
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -29,6 +36,35 @@ LOST = "worker lost"
 # longer than the hard time limit, 46 minutes), or after a transient error whose retry message
 # was lost. After an hour it is surely stranded.
 UNLEASED_STRANDED_AFTER = timedelta(hours=1)
+LOCAL_OWNER = "local:"  # a CLI process runs the run itself: no worker may resume it
+
+
+def local_owner() -> str:
+    """The lease owner of a run this process runs itself."""
+    return f"{LOCAL_OWNER}{socket.gethostname()[:80]}:{os.getpid()}"
+
+
+def _local_process(owner: str | None) -> tuple[str, int] | None:
+    if not owner or not owner.startswith(LOCAL_OWNER):
+        return None
+    host, _, pid = owner[len(LOCAL_OWNER):].rpartition(":")
+    return (host, int(pid)) if pid.isdigit() else None
+
+
+def _stopped_reason(owner: str) -> str:
+    found = _local_process(owner)
+    where = f" (pid {found[1]} on {found[0]})" if found else ""
+    return f"the local process that ran it{where} stopped before it finished; run it again"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 def aware(moment: datetime | None) -> datetime | None:
@@ -138,12 +174,46 @@ def reap(database: Database, max_attempts: int, now: datetime | None = None) -> 
     return reaped
 
 
+def fail_abandoned_local_runs(database: Database) -> list[int]:
+    """Fail, now, the running runs held by a local process of this host that is gone."""
+    host = socket.gethostname()[:80]
+    with database.session() as session:
+        held = list(session.exec(select(Run).where(col(Run.status) == RunStatus.running,
+                                                   col(Run.lease_owner).startswith(LOCAL_OWNER))))
+    failed = []
+    for run in held:
+        found = _local_process(run.lease_owner)
+        if found and found[0] == host and not _pid_alive(found[1]) and _fail_local(database, run, utcnow()):
+            failed.append(run.id)
+    return failed
+
+
+def _fail_local(database: Database, run: Run, now: datetime) -> bool:
+    reason = _stopped_reason(run.lease_owner or "")
+    with database.session() as session:
+        result = session.exec(update(Run).where(  # type: ignore[call-overload]
+            col(Run.id) == run.id, col(Run.status) == RunStatus.running, col(Run.lease_owner) == run.lease_owner)
+            .values(status=RunStatus.failed, ended_at=now, error=reason, lease_owner=None, lease_expires_at=None,
+                    updated_at=now))
+        if result.rowcount != 1:
+            session.rollback()
+            return False
+        session.exec(update(StageEvent).where(  # type: ignore[call-overload]
+            col(StageEvent.run_id) == run.id, col(StageEvent.status) == "running")
+            .values(status="failed", summary="stopped: the local process ended", ended_at=now))
+        session.commit()
+    return True
+
+
 def _reap_one(database: Database, run: Run, max_attempts: int, now: datetime) -> Reaped | None:
     assert run.id is not None
     attempts = run.attempts + 1
-    give_up = attempts >= max_attempts
+    local = _local_process(run.lease_owner) is not None
+    give_up = attempts >= max_attempts or local
     values: dict = {"lease_owner": None, "lease_expires_at": None, "attempts": attempts, "updated_at": now}
-    if give_up:
+    if local:
+        values.update(status=RunStatus.failed, ended_at=now, error=_stopped_reason(run.lease_owner or ""))
+    elif give_up:
         values.update(status=RunStatus.failed, ended_at=now,
                       error=f"{LOST} {attempts} times (SCRUB_MAX_ATTEMPTS={max_attempts}); retry to run it again")
     else:

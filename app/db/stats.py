@@ -11,6 +11,7 @@ total, which Prometheus reads as a counter reset.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,13 @@ from app.db.models import FINISHED, Delivery, Run, StageEvent
 # Stage durations span a webhook's bookkeeping (milliseconds) to a CI job's rerun phase (minutes).
 DURATION_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
 LABEL_MAX = 80
+# `/metrics` labels come from a closed set: a verdict is free text (`2 failures, 0 repeated`, a
+# fuzz job's error), and one series per distinct text would grow without bound.
+VERDICT_LABELS = (
+    "reproduces", "fixed", "different-error", "inconclusive", "missing-dependency", "unavailable-hardware",
+    "needs-build", "awaiting-approval", "ignored", "deterministic", "flaky", "not-reproducible",
+    "success", "partial", "failed", "failures", "no-failures", "selftest", "other",
+)
 SANDBOX_STAGES = ("reproduce", "rerun")
 
 
@@ -54,6 +62,19 @@ def delivery_outcome():  # noqa: ANN201  (a SQL expression)
     )
 
 
+def verdict_label(verdict: str) -> str:
+    """A verdict's category for a metric label: its first word (`success: ...` -> `success`,
+    `2 failures, ...` -> `failures`, `0 failures` -> `no-failures`), or `other`."""
+    head = re.split(r"[:,(]", verdict.strip().lower(), maxsplit=1)[0].strip()
+    counted = re.fullmatch(r"(\d+) failures?(?: .*)?", head)
+    if counted:
+        return "no-failures" if int(counted.group(1)) == 0 else "failures"
+    head = head.replace(" ", "-").replace("_", "-")
+    if head.startswith("selftest"):
+        return "selftest"
+    return head if head in VERDICT_LABELS else "other"
+
+
 def _seconds(session: Session):  # noqa: ANN202
     started, ended = col(StageEvent.started_at), col(StageEvent.ended_at)
     if session.get_bind().dialect.name == "postgresql":
@@ -71,7 +92,7 @@ def collect(session: Session) -> Stats:
         target[(kind, status)] = int(n)
     verdicts = select(Run.kind, Run.verdict, func.count()).where(col(Run.verdict).is_not(None)).group_by(Run.kind, Run.verdict)
     for kind, verdict, n in session.exec(verdicts):  # type: ignore[call-overload]
-        key = (kind, str(verdict)[:LABEL_MAX])
+        key = (kind, verdict_label(str(verdict)))
         stats.verdicts[key] = stats.verdicts.get(key, 0) + int(n)
     stats.stage_durations = _durations(session)
     stats.sandbox_runs = _sandbox_runs(session)

@@ -66,6 +66,20 @@ def label(status: str) -> str:
     return str(status).replace("_", " ")
 
 
+def shown_verdict(run: Run) -> str:
+    """The verdict as it stands: a run that was approved and runs again is no longer
+    `awaiting-approval` (the pipeline sets its real verdict when it ends)."""
+    verdict = run.verdict or ""
+    if verdict == "awaiting-approval" and str(run.status) in ("queued", "running"):
+        return ""
+    return verdict
+
+
+def device(run: Run) -> str:
+    """Where the run's repro ran: the GPU queue's workers have CUDA devices, the others do not."""
+    return "CUDA (a GPU worker)" if run.queue == "repro-gpu" else "CPU"
+
+
 def subject(run: Run) -> str:
     """What the run is about: `#123`, `CI run 456`, or its target."""
     if run.issue is not None:
@@ -101,6 +115,8 @@ FILTERS: dict[str, Any] = {
     "run_duration": run_duration,
     "stage_duration": stage_duration,
     "subject": subject,
+    "shown_verdict": shown_verdict,
+    "device": device,
     "subject_url": subject_url,
     "utc": utc,
 }

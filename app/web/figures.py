@@ -59,6 +59,7 @@ class Figures:
     minimized: str | None = None
     output_tail: str = ""  # what the repro (or the rerun test) printed last
     findings: list[dict[str, Any]] = field(default_factory=list)  # the security review's
+    environment: dict[str, str] = field(default_factory=dict)  # where it ran: torch, python, label
 
 
 def state_of(stages: Iterable[StageEvent]) -> dict[str, Any]:
@@ -87,6 +88,8 @@ def figures(stages: Iterable[StageEvent], params: dict[str, Any] | None = None) 
     found.minimized = minimized.get("source") if isinstance(minimized.get("source"), str) else None
     found.output_tail = str(result.get("output_tail") or state.get("rerun_output") or "")
     found.findings = [f for f in state.get("findings") or [] if isinstance(f, dict)]
+    found.environment = {key: str(result[name]) for key, name in (("torch", "torch_version"), ("python", "python"),
+                                                                  ("label", "environment")) if result.get(name)}
     return found
 
 

@@ -3,7 +3,7 @@
 Everything here starts from text a stranger wrote (an issue, a repro, what it printed) and
 must come out inert:
 
-- markdown goes through markdown-it-py with raw HTML off (a `<script>` in a report is shown as
+- markdown goes through markdown-it-py (CommonMark plus tables) with raw HTML off (a `<script>` in a report is shown as
   text), images off (no request leaves the page), and links kept only when they are http(s)
   (or a `#fragment`); other links render as their text. Links get `rel="nofollow noopener
   noreferrer"`.
@@ -60,6 +60,7 @@ def _lexer(language: str) -> Any:
 
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "highlight": _highlight_fence})
+    md.enable("table")  # GitHub-flavoured tables: a CI report's failures are one
     md.disable("image")
     md.validateLink = safe_link  # type: ignore[method-assign]
 

@@ -34,11 +34,20 @@ class TimelineRow:
     running: bool
 
 
+def current(stages: list[StageEvent]) -> list[StageEvent]:
+    """The stage events as they stand: a `waiting` row that a later event of the same stage
+    took over (approved, then run) is history, not a stage that still waits."""
+    later = {}
+    for index, event in enumerate(stages):
+        later[event.stage] = index
+    return [e for i, e in enumerate(stages) if not (e.status == "waiting" and later[e.stage] > i)]
+
+
 def timeline(stages: list[StageEvent]) -> tuple[list[TimelineRow], float]:
     """Each stage with its duration so far; the longest, to scale the bars."""
     now = utcnow()
     rows = []
-    for event in stages:
+    for event in current(stages):
         end = display.as_utc(event.ended_at) if event.ended_at else now
         rows.append(TimelineRow(event, max(0.0, (end - display.as_utc(event.started_at)).total_seconds()), event.ended_at is None))
     return rows, max((row.seconds for row in rows), default=0.0)
@@ -89,8 +98,7 @@ def run_page(request: Request, run_id: RunId, session: SessionDep, services: Ser
         return unreadable(request, viewer, f"run {run_id}")
     run, stages = detail.run, detail.stages
     found = figures(stages, run.params)
-    original = found.repro["source"] if found.repro else _artifact_text(detail.artifacts, "repro_original.py")
-    minimized = found.minimized or _artifact_text(detail.artifacts, "repro_minimized.py")
+    original, minimized = repro_sources(detail, found)
     reports = [a for a in detail.artifacts if a.kind in REPORT_KINDS and a.content is not None]
     shown = {a.name for a in reports} | {"log", "repro_original.py", "repro_minimized.py"}
     return page(request, "run.html", {
@@ -104,11 +112,51 @@ def run_page(request: Request, run_id: RunId, session: SessionDep, services: Ser
         "artifacts": [a for a in display.reading_order(detail.artifacts) if a.name not in shown],
         "limit": ARTIFACT_DISPLAY_LIMIT,
         "events": None if run.status in FINISHED else f"/runs/{run.id}/events",
+        "downloads": [(which, f"/runs/{run.id}/repro/{which}.py") for which, text in
+                      (("original", original), ("minimized", minimized)) if text],
+        "rerun": rerun_commands(run, "minimized" if minimized else "original" if original else None),
+        "approved_by": str((run.params or {}).get("approved_by") or ""),
     }, viewer)
+
+
+def repro_sources(detail: queries.RunDetail, found: Any = None) -> tuple[str, str]:
+    """(original, minimized) repro text: from the stages' outputs, else the saved artifacts."""
+    found = found or figures(detail.stages, detail.run.params)
+    original = found.repro["source"] if found.repro else _artifact_text(detail.artifacts, "repro_original.py")
+    return original, found.minimized or _artifact_text(detail.artifacts, "repro_minimized.py")
+
+
+def rerun_commands(run: Run, repro: str | None) -> list[tuple[str, str]]:
+    """What a person types to do it again on their machine: (what it does, the command)."""
+    commands = []
+    url = display.subject_url(run)
+    if run.kind == "issue" and (url or (run.repo and run.issue)):
+        commands.append(("the whole issue pipeline", f"scrub issue {url or f'{run.repo}#{run.issue}'}"))
+    if run.kind == "ci_ingest" and url:
+        commands.append(("the failing tests of this CI run", f"scrub ci-log {url}"))
+    if repro:
+        commands.append((f"the {repro} repro, once downloaded", f"scrub repro run-{run.id}-{repro}.py --runs 5"))
+    return commands
 
 
 def _artifact_text(artifacts: list[Artifact], name: str) -> str:
     return next((a.content or "" for a in artifacts if a.name == name), "")
+
+
+@router.get("/runs/{run_id}/repro/{which}.py", response_class=PlainTextResponse, include_in_schema=False)
+def repro_download(request: Request, run_id: RunId, which: str, session: SessionDep, services: ServicesDep,
+                   viewer: ViewerDep) -> Any:
+    """The original or minimized repro as a file to save (`run-12-minimized.py`)."""
+    detail = load(session, run_id)
+    if not services.people.can_read(viewer, detail.run):
+        return unreadable(request, viewer, f"run {run_id}")
+    original, minimized = repro_sources(detail)
+    text = {"original": original, "minimized": minimized}.get(which)
+    if not text:
+        raise HTTPException(404, f"run {run_id} has no {which} repro")
+    headers = {**SECURITY_HEADERS, "Content-Security-Policy": "sandbox; default-src 'none'",
+               "Content-Disposition": f'attachment; filename="run-{run_id}-{which}.py"'}
+    return PlainTextResponse(text, headers=headers, media_type="text/x-python")
 
 
 @router.get("/runs/{run_id}/artifacts/{name}", response_class=PlainTextResponse, include_in_schema=False)

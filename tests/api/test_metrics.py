@@ -80,3 +80,20 @@ def test_the_grafana_dashboard_queries_only_metrics_we_serve(client, database, s
     for family in ("scrub_webhook_deliveries_total", "scrub_runs_total", "scrub_verdicts_total", "scrub_queue_depth",
                    "scrub_stage_duration_seconds_bucket", "scrub_sandbox_runs_total"):
         assert family in queried
+
+
+def test_verdict_labels_come_from_a_closed_set(client, database):
+    """A free-text verdict (`2 failures, 0 repeated`, a fuzz error message) would make a new
+    series per distinct text; the label is its category, and anything unknown is `other`."""
+    from app.db import stats
+
+    verdicts = ["2 failures, 0 repeated", "0 failures, 0 repeated", "1 failures, 1 repeated, opened CI runs [7]",
+                "failed: OSError: disk full on /var/tmp/xyz", "success: deterministic", "reproduces",
+                "awaiting-approval", "the moon is made of cheese"]
+    with database.session() as session:
+        for verdict in verdicts:
+            queries.create_run(session, kind="ci_ingest", status="succeeded", verdict=verdict)
+        session.commit()
+    labels = {dict(labels)["verdict"] for name, labels in samples(client.get("/metrics").text) if name == "scrub_verdicts_total"}
+    assert labels <= set(stats.VERDICT_LABELS)
+    assert labels == {"failures", "no-failures", "failed", "success", "reproduces", "awaiting-approval", "other"}

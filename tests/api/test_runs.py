@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.api.access import LOCAL_USER
 from app.db import queries
 from app.db.context import DbRunContext
 from app.db.models import Run
@@ -40,7 +41,7 @@ def test_approve_requeues_a_waiting_run(client, database, enqueuer):
     response = client.post(f"/api/v1/runs/{run.id}/approve")
     assert response.status_code == 202
     body = client.get(f"/api/v1/runs/{run.id}").json()
-    assert body["status"] == "queued" and body["params"]["approved_by"] == "status page"
+    assert body["status"] == "queued" and body["params"]["approved_by"] == LOCAL_USER
     assert enqueuer.runs == [(run.id, "default")]
 
 

@@ -116,3 +116,27 @@ def test_run_url_is_fetched_through_the_github_client(fake_github, monkeypatch):
     out = json.loads(result.stdout)
     assert len(out["failures"]) == 8
     assert "cpp / gtest" in {job["name"] for job in out["jobs"]}  # real names from the jobs API
+
+
+def test_a_directory_random_bytes_and_a_truncated_zip_are_input_errors(tmp_path):
+    """Exit 2 with a sentence saying what is wrong, never "No failing test found" (exit 1)."""
+    import random
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    noise = tmp_path / "noise.bin"
+    noise.write_bytes(random.Random(7).randbytes(50_000))
+    whole = build_archive(sample_jobs())
+    truncated = tmp_path / "logs.zip"
+    truncated.write_bytes(whole[: len(whole) // 2])
+    for path, says in ((folder, "is a directory"), (noise, "neither a log archive (zip) nor a text log"),
+                       (truncated, "damaged zip archive")):
+        result = _run(str(path))
+        assert result.exit_code == 2, (path, result.output)
+        assert says in result.stderr and "No failing test" not in result.stderr and "Traceback" not in result.output
+
+
+def test_a_text_log_with_a_few_stray_bytes_is_still_read(tmp_path):
+    log = tmp_path / "job.txt"
+    log.write_bytes(b"\x1b[31mcolour\x1b[0m caf\xe9\nFAILED test/a.py::test_x - RuntimeError: boom\n")
+    assert _run(str(log)).exit_code == 0

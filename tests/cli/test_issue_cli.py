@@ -146,3 +146,16 @@ def test_issue_url_is_read_through_the_configured_client_and_nothing_is_written(
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["verdict"] == "reproduces"
         assert fake.writes == []
+
+
+def test_a_short_release_that_is_not_provisioned_gets_a_command_that_works():
+    """`2.12` is not a release `scrub env add` accepts: the hint names a full one, never `env add 2.12`."""
+    from app.torch_releases import parse_version
+
+    with pytest.raises(ValueError) as refused:
+        resolve_envs("2.12,2.13", {"2.13.0": "/e/2.13.0"})
+    message = str(refused.value)
+    assert "scrub env add 2.12 " not in message + " " and "`scrub env add 2.12.0`" in message
+    suggested = message.split("`scrub env add ")[1].split("`")[0]
+    assert parse_version(suggested) == "2.12.0"  # the command it prints is one `env add` takes
+    assert "--provision" in message and "2.12.x" in message

@@ -31,3 +31,32 @@ def test_progress_is_silent_when_stderr_is_not_a_terminal(capsys):
             advance(description="step")
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+def _commands() -> list[list[str]]:
+    import typer
+
+    group = typer.main.get_command(app)
+    found = [[]]
+    for name, command in group.commands.items():
+        found.append([name])
+        found.extend([name, sub] for sub in getattr(command, "commands", {}))
+    return found
+
+
+def test_help_shows_no_type_noise_on_flags():
+    """`--json  <bool>` says nothing a person needs: a flag takes no value."""
+    for words in _commands():
+        result = CliRunner().invoke(app, [*words, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (words, result.output)
+        assert "<bool>" not in result.stdout, words
+    repro = CliRunner().invoke(app, ["repro", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "<int range>" in repro or "<int" in repro  # options that take a value still say what
+
+
+def test_shell_completion_is_offered_for_bash_zsh_and_fish():
+    listed = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).stdout
+    assert "--install-completion" in listed and "--show-completion" in listed
+    for shell in ("bash", "zsh", "fish"):
+        script = CliRunner().invoke(app, ["--show-completion", shell])
+        assert script.exit_code == 0 and "_SCRUB_COMPLETE" in script.stdout, (shell, script.output)

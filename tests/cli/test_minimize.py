@@ -27,6 +27,25 @@ def test_a_program_that_passes_is_refused_clearly(tmp_path):
     assert not (tmp_path / "ok.min.py").exists()
 
 
+def test_an_expectation_the_original_does_not_meet_is_refused_before_any_candidate_runs(tmp_path, monkeypatch):
+    """With --expect the original is still run once, cold: passing (or failing another way) is an
+    input error (exit 2) before the search, not after it (it used to try every candidate)."""
+    from app.engine.minimize import session
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the search ran")
+
+    monkeypatch.setattr(session, "minimize", no_search)
+    passes, other = tmp_path / "ok.py", tmp_path / "other.py"
+    passes.write_text("x = 1\nprint(x)\n")
+    other.write_text("raise KeyError('weight')\n")
+    refused = CliRunner().invoke(app, ["minimize", str(passes), "--expect", "RuntimeError: boom"])
+    assert refused.exit_code == 2 and "runs without error" in refused.stderr, refused.output
+    different = CliRunner().invoke(app, ["minimize", str(other), "--expect", "RuntimeError: boom"])
+    assert different.exit_code == 2 and "KeyError" in different.stderr and "RuntimeError: boom" in different.stderr
+    assert not (tmp_path / "ok.min.py").exists() and not (tmp_path / "other.min.py").exists()
+
+
 def test_minimize_json_summary_and_files(tmp_path):
     repro = tmp_path / "bug.py"
     repro.write_text(

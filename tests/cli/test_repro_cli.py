@@ -70,6 +70,10 @@ def test_exit_codes_say_whether_it_reproduced_as_expected(tmp_path, monkeypatch)
     other = runner.invoke(app, ["repro", str(repro), "--timeout", "20", "--expect", "RuntimeError: size mismatch"])
     plain = runner.invoke(app, ["repro", str(repro), "--timeout", "20"])
     assert (same.exit_code, other.exit_code, plain.exit_code) == (0, 1, 0), (same.output, other.output)
+    # It failed, with another error: the summary says so, not "0/1 failed ... passes".
+    assert "0/1 failed" not in other.stderr and "passes" not in other.stderr
+    assert "1/1 failed, 0 with the expected error" in other.stderr and "KeyError" in other.stderr
+    assert "1/1 failed with the expected error" in same.stderr
 
 
 @needs_bwrap

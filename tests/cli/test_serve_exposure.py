@@ -40,6 +40,7 @@ def test_loopback_says_it_is_in_local_mode(tmp_path):
         process.terminate()
         out, _ = process.communicate(timeout=60)
     assert "local mode: no login" in out
+    assert f"data dir: {tmp_path / 'data'}; config files read: none" in out
 
 
 def test_the_explicit_flag_allows_a_public_host(tmp_path):

@@ -178,3 +178,43 @@ def test_opening_a_ci_run_while_one_of_its_signature_is_active_opens_none(databa
     assert store.open_ci_run("o/r", fingerprint, target="t", params={"fingerprint": fingerprint}) is None
     with database.session() as session:
         assert [r.id for r in session.exec(select(Run).where(Run.kind == "ci_failure"))] == [active.id]
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (and was reaped): nothing runs under it now."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_local_run_whose_process_died_fails_with_its_reason_instead_of_being_resumed(database):
+    """`scrub demo` runs its pipeline in its own process: no worker can resume it (it holds the
+    offline stand-in for GitHub), so once its lease lapses the reaper fails it, saying why."""
+    run = new_run(database)
+    owner = leases.local_owner()
+    assert owner.startswith(leases.LOCAL_OWNER) and leases.claim(database, run.id, owner, 60)
+    with database.session() as session:
+        session.add(StageEvent(run_id=run.id, stage="reproduce", status="running"))
+        session.commit()
+    expire(database, run.id)
+    [reaped] = leases.reap(database, max_attempts=3)
+    stored = load(database, run.id)
+    assert not reaped.requeued and stored.status == "failed" and stored.ended_at is not None
+    assert "the local process that ran it" in stored.error and "stopped" in stored.error
+    again = new_run(database)  # the next `scrub demo` of the same issue: no UNIQUE error
+    assert again.id != run.id
+
+
+def test_a_local_run_of_a_dead_process_on_this_host_is_failed_at_once(database):
+    run = new_run(database)
+    owner = f"{leases.LOCAL_OWNER}{leases.socket.gethostname()}:{dead_pid()}"
+    assert leases.claim(database, run.id, owner, 600)  # a live lease, but nobody behind it
+    alive = new_run(database, issue=2)
+    assert leases.claim(database, alive.id, leases.local_owner(), 600)
+    assert leases.fail_abandoned_local_runs(database) == [run.id]
+    stored = load(database, run.id)
+    assert stored.status == "failed" and "stopped" in stored.error
+    assert load(database, alive.id).status == "running"  # this process is alive: left alone

@@ -94,6 +94,9 @@ class FakeGitHub(FakeGitHubState):
         self._failures: list[list[Any]] = []
         self.oauth_codes: dict[str, str] = {}  # code -> login
         self.oauth_tokens: dict[str, str] = {}  # user token -> login
+        self.manifest_codes: dict[str, dict] = {}  # App manifest flow: code -> manifest (fake_github_manifest.py)
+        self.created_manifest: dict | None = None
+        self.hook_deliveries: list[dict] = []  # what GET /app/hook/deliveries lists
 
     def __repr__(self) -> str:
         where = self.url if self.port else "not started"

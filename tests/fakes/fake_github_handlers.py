@@ -39,6 +39,22 @@ def get_app(request: Request, repo: None, body: Any) -> Response:
     return JSONResponse({"id": 1, "slug": APP_SLUG, "name": "Scrubbot"})
 
 
+def list_installations(fake: "FakeGitHub"):
+    def handler(request: Request, repo: None, body: Any) -> Response:
+        with fake.lock:
+            owners = sorted({(state.installation_id, name.split("/")[0]) for name, state in fake.repos.items()})
+        return JSONResponse([{"id": iid, "account": {"login": owner, "type": "User"}, "app_id": fake.app_id or 1}
+                             for iid, owner in owners])
+    return handler
+
+
+def list_deliveries(fake: "FakeGitHub"):
+    def handler(request: Request, repo: None, body: Any) -> Response:
+        with fake.lock:
+            return JSONResponse(list(fake.hook_deliveries))
+    return handler
+
+
 def get_user(request: Request, repo: None, body: Any) -> Response:
     if getattr(request.state, "auth_kind", "") == "installation":
         return error(403, "Resource not accessible by integration")

@@ -180,6 +180,8 @@ def build_app(fake: "FakeGitHub") -> Starlette:
     R = "/repos/{owner}/{repo}"
     routes = [
         route(fake, "/app", "GET", h.get_app, auth="app"),
+        route(fake, "/app/installations", "GET", h.list_installations(fake), auth="app"),
+        route(fake, "/app/hook/deliveries", "GET", h.list_deliveries(fake), auth="app"),
         route(fake, "/app/installations/{iid:int}/access_tokens", "POST", h.create_token(fake), auth="app"),
         route(fake, R + "/installation", "GET", h.get_installation, auth="app-repo"),
         route(fake, "/user", "GET", h.get_user),
@@ -209,9 +211,10 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, "/_fake/writes", "GET", h.list_writes(fake), auth="none"),
         git_route(fake),
     ]
+    from tests.fakes.fake_github_manifest import manifest_routes
     from tests.fakes.fake_github_oauth import oauth_routes
 
-    app = Starlette(routes=routes + oauth_routes(fake))
+    app = Starlette(routes=routes + oauth_routes(fake) + manifest_routes(fake))
     app.state.fake = fake
     return app
 

@@ -39,6 +39,11 @@ REPORT = f"""# Scrub report
 
 {HOSTILE_LINK} and [the issue](https://github.com/o/r/issues/12).
 
+| test | error |
+| --- | --- |
+| `test_matmul` | RuntimeError: mat1 and mat2 shapes cannot be multiplied |
+| test_hostile | {HOSTILE} |
+
 ```python
 import torch
 torch.ones(2, 3) @ torch.ones(4, 5)
@@ -77,7 +82,8 @@ def reproduced_issue_run(database: Database, settings: Any, **fields: Any) -> in
                                                              "url": "https://github.com/o/r/issues/12"}})
     result = {"exception": "RuntimeError", "message": "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
               "signature": "RuntimeError: mat1 and mat2 shapes cannot be multiplied",
-              "output_tail": f"shapes torch.Size([2, 3]) torch.Size([4, 5])\n{HOSTILE}\nTraceback ...", "environment": "2.13"}
+              "output_tail": f"shapes torch.Size([2, 3]) torch.Size([4, 5])\n{HOSTILE}\nTraceback ...", "environment": "2.13",
+              "torch_version": "2.13.0+cpu", "python": "3.11.7"}
     stage(ctx, "reproduce", "done", "reproduces", {"reproduction": {"verdict": "reproduces", "runs": 5, "reproduced": 4,
                                                                    "flaky_ratio": "4/5", "result": result}})
     stage(ctx, "bisect", "done", "first changed in 2.12", {"bisect": {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.api.access import LOCAL_USER
 from app.db import queries
 from app.db.models import Run
 from app.web.approval import approval_view
@@ -50,8 +51,8 @@ def test_reject_cancels_with_the_reason(client, database, settings, enqueuer):
                            follow_redirects=False)
     assert response.status_code == 303 and response.headers["location"] == f"/runs/{run_id}"
     run = client.get(f"/api/v1/runs/{run_id}").json()
-    assert run["status"] == "cancelled" and run["error"] == "rejected by status page: curl | sh please"
-    assert run["params"]["rejected_by"] == "status page" and run["ended_at"] and enqueuer.runs == []
+    assert run["status"] == "cancelled" and run["error"] == f"rejected by {LOCAL_USER}: curl | sh please"
+    assert run["params"]["rejected_by"] == LOCAL_USER and run["ended_at"] and enqueuer.runs == []
 
 
 def test_reject_of_a_run_not_waiting_is_a_409_and_changes_nothing(client, database, settings):
@@ -65,5 +66,5 @@ def test_reject_of_a_run_not_waiting_is_a_409_and_changes_nothing(client, databa
 def test_reject_via_the_json_api_says_what_happened(client, database, settings):
     run_id = sample_runs.waiting_issue_run(database, settings)
     response = client.post(f"/api/v1/runs/{run_id}/reject", params={"reason": "unsafe"})
-    assert response.status_code == 200 and response.json()["message"] == f"run {run_id} rejected by status page"
-    assert client.get(f"/api/v1/runs/{run_id}").json()["error"] == "rejected by status page: unsafe"
+    assert response.status_code == 200 and response.json()["message"] == f"run {run_id} rejected by {LOCAL_USER}"
+    assert client.get(f"/api/v1/runs/{run_id}").json()["error"] == f"rejected by {LOCAL_USER}: unsafe"

@@ -65,3 +65,11 @@ def test_the_shipped_stylesheet_is_the_one_pygments_generates():
 
     shipped = (HERE / "static" / "pygments.css").read_text()
     assert render.stylesheet() in shipped
+
+
+def test_markdown_tables_render_as_tables_with_their_cells_escaped():
+    """A CI report's main content is its failures table: it must not come out as a paragraph of pipes."""
+    html = render.markdown("| test | error |\n| --- | --- |\n| `test_a` | <script>x</script> |\n| test_b | [l](javascript:y) |\n")
+    assert "<table>" in html and "<th>test</th>" in html and "<td><code>test_a</code></td>" in html
+    assert "<script" not in html and "&lt;script&gt;" in html
+    assert "href=\"javascript" not in html and "| test |" not in html

@@ -37,6 +37,7 @@ def test_an_active_run_subscribes_to_its_event_stream(client, database):
     assert "default-src 'none'" in policy and "script-src 'self'" in policy and "connect-src 'self'" in policy
 
 
+
 def test_unknown_run_is_404(client):
     assert client.get("/runs/12345").status_code == 404
     assert client.get("/runs/12345/events").status_code == 404
@@ -88,3 +89,53 @@ def test_a_release_that_could_not_be_tested_is_shown_as_such_with_the_range(clie
     assert "&lt;b&gt;No module named" in page and "<b>No module" not in page
     assert 'class="changed"' not in page  # no certain boundary
     assert "(10 runs)" in page and "← changed by here (after 2.1; untested in between)" in page
+
+
+def test_the_repros_download_as_files_and_the_page_offers_commands_to_rerun_it(client, database, settings):
+    run_id = sample_runs.reproduced_issue_run(database, settings)
+    page = client.get(f"/runs/{run_id}").text
+    assert f'href="/runs/{run_id}/repro/original.py" download' in page and f'href="/runs/{run_id}/repro/minimized.py"' in page
+    assert "scrub issue https://github.com/o/r/issues/12" in page
+    assert f"scrub repro run-{run_id}-minimized.py --runs 5" in page and 'class="copy" data-copy=' in page
+    saved = client.get(f"/runs/{run_id}/repro/minimized.py")
+    assert saved.status_code == 200 and saved.text == sample_runs.MINIMIZED
+    assert saved.headers["content-disposition"] == f'attachment; filename="run-{run_id}-minimized.py"'
+    assert saved.headers["x-content-type-options"] == "nosniff" and "sandbox" in saved.headers["content-security-policy"]
+    assert client.get(f"/runs/{run_id}/repro/original.py").text == sample_runs.ORIGINAL
+    assert client.get(f"/runs/{run_id}/repro/secrets.py").status_code == 404
+    assert client.get("/runs/99999/repro/original.py").status_code == 404
+
+
+def test_the_page_names_the_environment_the_repro_ran_in(client, database, settings):
+    page = client.get(f"/runs/{sample_runs.reproduced_issue_run(database, settings)}").text
+    assert '<figure class="environment">' in page
+    assert '<dd class="torch">2.13.0+cpu' in page and '<dd class="device">CPU</dd>' in page
+    assert '<dd class="python">3.11.7</dd>' in page
+
+
+def test_after_approval_no_stale_waiting_row_and_no_awaiting_verdict_while_it_runs(client, database, settings):
+    from app.api.access import LOCAL_USER
+    from app.db import commands
+    from app.db.models import Run
+
+    run_id = sample_runs.waiting_issue_run(database, settings)
+    with database.session() as session:
+        commands.approve(session, session.get(Run, run_id), LOCAL_USER)
+        session.commit()
+    ctx = sample_runs.context(database, settings, run_id)
+    ctx.set_status("running")
+    sample_runs.stage(ctx, "review", "done", f"approved by {LOCAL_USER} (2 findings)", {})
+    ctx.stage_started("reproduce")
+    page = client.get(f"/runs/{run_id}").text
+    assert 'data-stage="review" data-status="waiting"' not in page and 'data-stage="review" data-status="done"' in page
+    assert "awaiting-approval" not in page  # neither in the facts nor in the list
+    assert "awaiting-approval" not in client.get("/").text.split(f'data-run="{run_id}"')[1].split("</tr>")[0]
+    assert f'<dd class="approved-by">{LOCAL_USER}</dd>' in page
+
+
+def test_local_mode_approvals_name_the_person_not_the_page():
+    import getpass
+
+    from app.api.access import LOCAL_USER
+
+    assert LOCAL_USER == f"{getpass.getuser()} (local mode)"

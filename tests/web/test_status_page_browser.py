@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from app.api.access import LOCAL_USER
 from tests.web import browser_site, sample_runs
 from tests.web.browser_site import Site, wait_until
 
@@ -85,6 +86,10 @@ def test_the_server_logs_json_lines_with_the_access_log(page, site):
         time.sleep(0.1)
     assert access[0]["logger"] == "uvicorn.access" and " 200" in access[0]["event"]
     assert {"run_id", "delivery_id", "stage", "timestamp", "level"} <= set(access[0])
+    # Every line `scrub serve` and its worker wrote (notices, Celery, warnings) is a JSON object.
+    lines = [line for line in site.log.read_text().splitlines() if line.strip()]
+    assert all(isinstance(json.loads(line), dict) for line in lines)
+    assert any(record["event"].startswith("database is up to date") for record in json_lines(site.log))
 
 
 def json_lines(path: Path) -> list[dict]:
@@ -138,7 +143,7 @@ def test_approval_view_shows_the_code_findings_and_author_and_reject_cancels(pag
     page.click("form.reject button")
     wait_until(page, "document.querySelector('h1 .badge').innerText === 'cancelled'")
     run = site.run_json(run_id)
-    assert run["status"] == "cancelled" and run["error"] == "rejected by status page: curl | sh is not a repro"
+    assert run["status"] == "cancelled" and run["error"] == f"rejected by {LOCAL_USER}: curl | sh is not a repro"
     assert page.locator("#approval").count() == 0 and "curl | sh is not a repro" in page.inner_text("pre.error")
     assert page.errors == []
 
@@ -151,10 +156,10 @@ def test_approve_button_lets_the_waiting_run_go_on(page, site):
     page.click("form.approve button")
     page.wait_for_url(f"{site.url}/runs/{run_id}")
     run = site.wait_for_run(run_id)
-    assert run["status"] == "succeeded" and run["params"]["approved_by"] == "status page"
+    assert run["status"] == "succeeded" and run["params"]["approved_by"] == LOCAL_USER
     wait_until(page, "document.querySelector('h1 .badge').innerText === 'succeeded'")
     timeline = page.eval_on_selector_all("table.stages tbody tr", "trs => trs.map(tr => [tr.dataset.stage, tr.dataset.status])")
-    assert timeline == [["greet", "waiting"], ["greet", "done"], ["work", "done"], ["report", "done"]]
+    assert timeline == [["greet", "done"], ["work", "done"], ["report", "done"]]  # no stale "waiting" row
     assert page.errors == []
 
 
@@ -181,3 +186,47 @@ def test_the_timeline_and_log_update_live_without_a_reload(page, site):
     assert page.locator("main[data-events]").count() == 0
     inert(page)
     assert page.errors == []
+
+
+def test_a_report_table_renders_as_a_table(page, site):
+    run_id = sample_runs.reproduced_issue_run(site.database, site.settings)
+    page.goto(f"{site.url}/runs/{run_id}")
+    rows = page.eval_on_selector_all(".markdown table tbody tr", "trs => trs.map(tr => [...tr.cells].map(td => td.innerText))")
+    assert rows[0] == ["test_matmul", "RuntimeError: mat1 and mat2 shapes cannot be multiplied"]
+    assert rows[1][1].startswith("<script>")  # the hostile cell is text
+    assert page.eval_on_selector_all(".markdown table thead th", "ths => ths.map(th => th.innerText)") == ["test", "error"]
+    assert "| test |" not in page.inner_text(".markdown")
+    inert(page)
+
+
+def _fits(page: Any, selector: str, width: int) -> bool:
+    """Every element matching `selector` is on screen horizontally (not cut off, not off to the right)."""
+    boxes = page.eval_on_selector_all(selector, "es => es.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.right]; })")
+    return bool(boxes) and all(left >= 0 and right <= width + 0.5 for left, right in boxes)
+
+
+@pytest.mark.parametrize("width", [400, 1400])
+def test_the_pages_fit_the_window_narrow_and_wide(browser, site, screenshots, width):
+    """At 400 px each run's status and verdict are on screen; at 1400 px nothing sticks out past
+    the filter row; neither page scrolls sideways."""
+    long = "x" * 40
+    sample_runs.add_run(site.database, kind="ci_ingest", issue=None, repo=f"an-organisation-{long}/a-repository-{long}",
+                        title="a very long title " * 12, status="succeeded", verdict="12 failures, 3 repeated " * 8)
+    sample_runs.reproduced_issue_run(site.database, site.settings, repo=f"org/{long}")
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(site.url + "/")
+        page.screenshot(path=str(screenshots / f"runs-{width}.png"), full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        assert _fits(page, "table.runs td.status .badge", width) and _fits(page, "table.runs td.verdict", width)
+        if width == 1400:
+            table, form = (page.evaluate(f"document.querySelector('{s}').getBoundingClientRect().right")
+                           for s in ("table.runs", "form.filters"))
+            assert table <= form + 0.5, (table, form)
+        run_id = page.eval_on_selector("table.runs tbody tr", "tr => tr.dataset.run")
+        page.goto(f"{site.url}/runs/{run_id}")
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        assert _fits(page, "h1 .badge", width) and _fits(page, "dd.verdict-full", width)
+    finally:
+        context.close()

@@ -116,8 +116,37 @@ def read_text_log(source: str | Path | BinaryIO, *, job: str = "", repo: str = "
     return LogReport(jobs=[log], failures=failures)
 
 
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_SAMPLE_BYTES = 64 * 1024
+_MAX_UNDECODABLE = 0.05  # share of a text log's first bytes that may be invalid UTF-8 (stray Latin-1)
+
+
+class UnreadableLog(ValueError):
+    """Neither a log archive nor a text log: a directory, a damaged zip, binary data."""
+
+
+def check_log_file(path: str | Path) -> None:
+    """Raise `UnreadableLog` with a sentence a person can act on, before anything is parsed."""
+    path = Path(path)
+    if path.is_dir():
+        raise UnreadableLog(f"{path} is a directory; pass a run's log archive (.zip) or a text log")
+    if not path.is_file():
+        raise UnreadableLog(f"no such file: {path}")
+    with path.open("rb") as stream:
+        sample = stream.read(_SAMPLE_BYTES)
+    if sample.startswith(ZIP_MAGIC):
+        if not zipfile.is_zipfile(path):
+            raise UnreadableLog(f"{path} is a damaged zip archive (truncated download?): download the run's logs again")
+        return
+    undecodable = sample.decode("utf-8", errors="replace").count("\ufffd")
+    if b"\x00" in sample or undecodable > _MAX_UNDECODABLE * max(1, len(sample)):
+        raise UnreadableLog(f"{path} is neither a log archive (zip) nor a text log (it holds binary data)")
+
+
 def read_log(path: str | Path, *, repo: str = "", job_names: Iterable[str] = ()) -> LogReport:
-    """A run archive (zip) or a plain text log, told apart by content, not by name."""
+    """A run archive (zip) or a plain text log, told apart by content, not by name;
+    `UnreadableLog` for anything else."""
+    check_log_file(path)
     if zipfile.is_zipfile(path):
         return read_archive(path, repo=repo, job_names=job_names)
     return read_text_log(path, job=Path(path).stem, repo=repo)

@@ -25,6 +25,8 @@ EXPECTED = {
     "timeout_job_limit_running_test.txt": (
         "test/distributed/test_c10d_gloo.py::ProcessGroupGlooTest::test_allreduce_stress[world_size=4]",
         "timeout", "Timeout", "Timeout >14400s"),
+    "timeout_thread_dump_node_id_line_before.txt": (
+        "test_threads.py::test_hangs_with_a_thread", "timeout", "Timeout", "Timeout"),
     "timeout_thread_dump_then_terminated.txt": (
         "tests/test_dataloader.py::TestWorkers::test_worker_hang[fork]", "timeout", "Timeout", "Timeout"),
 }
