@@ -199,8 +199,8 @@ def _fail_local(database: Database, run: Run, now: datetime) -> bool:
             session.rollback()
             return False
         session.exec(update(StageEvent).where(  # type: ignore[call-overload]
-            col(StageEvent.run_id) == run.id, col(StageEvent.status) == "running")
-            .values(status="failed", summary="stopped: the local process ended", ended_at=now))
+            col(StageEvent.run_id) == run.id, col(StageEvent.status) == StageStatus.running)
+            .values(status=StageStatus.failed, summary="stopped: the local process ended", ended_at=now))
         session.commit()
     return True
 
