@@ -24,12 +24,14 @@ import re
 import signal as signals
 from typing import Any
 
+from app.domain import Verdict
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.signature import WRAPPER_CLASSES, parse_chain, short_class
 
-REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = "reproduces", "fixed", "different-error", "inconclusive"
-MISSING_DEPENDENCY = "missing-dependency"
-UNAVAILABLE_HARDWARE = "unavailable-hardware"
+# The verdict words are the domain's (`app.domain.Verdict`); these names are kept for the engine's callers.
+REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = Verdict.reproduces, Verdict.fixed, Verdict.different_error, Verdict.inconclusive
+MISSING_DEPENDENCY = Verdict.missing_dependency
+UNAVAILABLE_HARDWARE = Verdict.unavailable_hardware
 # The run stopped because the worker has no GPU: nothing is known about the bug.
 _NO_GPU = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|no CUDA GPUs are available"
                      r"|CUDA driver initialization failed|Attempting to deserialize object on a CUDA device"

@@ -1,13 +1,11 @@
-"""The CI job's and the ingest's typed state: stored JSON in, typed parts out, same JSON back."""
+"""The CI job's typed state: stored JSON in, typed parts out, same JSON back."""
 
 from __future__ import annotations
 
-from app.engine.cilogs.archive import Failure
-from app.pipelines.ci.job import CIJob, Halt
-from app.pipelines.ci.state import CIState, FixAttempt, GeneratedFile, IngestState, XfailCheck
-
-FAILURE = Failure(job="tests", test="tests/test_x.py::test_y", exception="ZeroDivisionError",
-                  message="division by zero", kind="exception", signature="s" * 64)
+from app.pipelines.ci_failure.job import CIJob
+from app.pipelines.ci_failure.state import CIState, FixAttempt, GeneratedFile
+from app.pipelines.kit.phases import Halt
+from app.pipelines.kit.xfail import XfailCheck
 
 # A state as the code before the typed state stored it (merged stage outputs, plain JSON).
 STORED = {
@@ -56,10 +54,3 @@ def test_a_generated_stress_test_says_so():
     assert GeneratedFile("t.py", "", "repro").described == "reproduction test"
     assert GeneratedFile.from_dict({"path": "t.py", "source": ""}).kind == "repro"  # no kind: a repro test
 
-
-def test_the_ingest_state_reads_its_stage_outputs():
-    state = IngestState.load({"logs_path": "/l.zip", "jobs": [{"id": 1, "name": "tests", "conclusion": "failure"}],
-                              "workflow_run": {"id": 7}, "spawned_runs": [3], "failures": [FAILURE.to_dict()]})
-    assert state.logs_path == "/l.zip" and state.jobs[0]["name"] == "tests"
-    assert state.workflow_run["id"] == 7 and state.spawned_runs == [3]
-    assert state.failures == [FAILURE] and state.to_dict()["failures"] == [FAILURE.to_dict()]

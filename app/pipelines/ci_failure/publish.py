@@ -16,22 +16,16 @@ from __future__ import annotations
 import tempfile
 from dataclasses import replace
 
+from app.domain import RunStatus
 from app.engine.git.repo import GitError, commit_files, git, push_branch
 from app.engine.report.render import render_run_report
 from app.engine.testgen.repro_test import without_expected_failure
 from app.pipelines.base import RunContext, StageResult
-from app.pipelines.ci.job import (
-    CIJob,
-    drop_checkout,
-    ensure_checkout,
-    halt,
-    halted,
-    job_of,
-    phase_clock,
-    remote_for,
-)
-from app.pipelines.ci.report import build_report, outcome
-from app.pipelines.ci.state import CIState
+from app.pipelines.ci_failure.job import CIJob
+from app.pipelines.ci_failure.report import build_report, outcome
+from app.pipelines.ci_failure.state import CIState, job_of
+from app.pipelines.kit.checkout import drop_checkout, ensure_checkout, remote_for
+from app.pipelines.kit.phases import halt, halted, phase_clock
 
 
 def commit_message(job: CIJob, state: CIState) -> str:
@@ -105,4 +99,4 @@ def report_stage(ctx: RunContext, state: CIState) -> StageResult:
     verdict = f"{status.lower()}: {state.verdict or 'not reproduced'}"
     return StageResult(summary=f"{status}: {report.summary}"[:300],
                        output={"report_status": status},
-                       end="failed" if status == "Failed" else "succeeded", verdict=verdict)
+                       end=RunStatus.failed if status == "Failed" else RunStatus.succeeded, verdict=verdict)

@@ -1,4 +1,4 @@
-"""The CI pipelines' typed state: the CI job (`ci_failure`, `improve`) and the log ingest.
+"""The CI job's typed state (`ci_failure`, `improve`), and the two functions of it every stage uses.
 
 Stored as JSON by the runner (app.pipelines.state); the JSON keys and shapes are the ones
 the status page (`app/web/figures.py`: `rerun`, `rerun_output`), `/metrics` (`app/db/stats.py`:
@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from app.engine.cilogs.archive import Failure
-from app.pipelines.ci.job import PHASED_DECODE, CIJob, PhasedState
-from app.pipelines.state import PipelineState
+from app.pipelines.base import CPU_QUEUE, GPU_QUEUE
+from app.pipelines.ci_failure.job import CIJob
+from app.pipelines.kit.phases import PHASED_DECODE, PhasedState
+from app.pipelines.kit.xfail import XfailCheck
 
 Json = dict[str, Any]
 
@@ -39,25 +40,6 @@ class GeneratedFile:
     @classmethod
     def from_dict(cls, data: Json) -> GeneratedFile:
         return cls(path=data["path"], source=data["source"], kind=data.get("kind", "repro"))
-
-
-@dataclass(frozen=True)
-class XfailCheck:
-    """A generated test run in the sandbox: did it end xfailed, with no failure, error or XPASS?"""
-
-    xfailed: bool
-    summary: str
-    counts: dict[str, int] = field(default_factory=dict)
-    exit_code: int | None = None
-    timed_out: bool = False
-    output: str = ""
-
-    def to_dict(self) -> Json:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Json) -> XfailCheck:
-        return cls(**{k: data[k] for k in ("xfailed", "summary", "counts", "exit_code", "timed_out", "output") if k in data})
 
 
 @dataclass(frozen=True)
@@ -117,17 +99,13 @@ class CIState(PhasedState):
     report_status: str = ""
 
 
-@dataclass
-class IngestState(PipelineState):
-    """`ci_ingest`: a failed workflow run's jobs and logs, its failures, what was counted."""
+def job_of(state: CIState) -> CIJob:
+    """The job; every stage after the first runs only once the first stage made it."""
+    if state.job is None:
+        raise RuntimeError("the CI job's state has no job (its first stage has not run)")
+    return state.job
 
-    DECODE = {"failures": lambda rows: [Failure.from_dict(row) for row in rows]}
 
-    logs_path: str = ""
-    jobs: list[Json] = field(default_factory=list)  # id, name, conclusion
-    workflow_run: Json = field(default_factory=dict)  # id, attempt, head_sha, head_branch, name, html_url
-    failures: list[Failure] = field(default_factory=list)  # the failures of failed jobs
-    log_jobs: list[Json] = field(default_factory=list)
-    spawned_runs: list[int] = field(default_factory=list)
-    verdict: str | None = None
-    signatures: list[Json] = field(default_factory=list)
+def repro_queue(state: CIState) -> str:
+    """repro-gpu when the failure names CUDA/GPU (job name, test id or message), else repro-cpu."""
+    return GPU_QUEUE if state.job is not None and state.job.needs_gpu else CPU_QUEUE

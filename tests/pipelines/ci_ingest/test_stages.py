@@ -16,9 +16,9 @@ from app.db.session import Database
 from app.db.signatures import DbSignatureStore
 from app.engine.cilogs.archive import Failure
 from app.github.client import GitHubClient
-from app.pipelines.ci import ingest as ci_ingest
+from app.pipelines.ci_ingest import stages as ci_ingest
 from app.pipelines.base import run_pipeline
-from app.pipelines.ci.signatures import MemorySignatureStore
+from app.pipelines.ci_ingest.signatures import MemorySignatureStore
 from app.pipelines.memory import MemoryRunContext
 from app.settings import Settings
 from tests.engine.cilogs.samples import (

@@ -8,8 +8,8 @@ import zipfile
 
 from app.engine.git.repo import remote_branch_tip
 from app.pipelines.base import run_pipeline
-from app.pipelines.ci.improve import STAGES, inputs_stage
-from app.pipelines.ci.state import CIState
+from app.pipelines.ci_failure.improve import STAGES, inputs_stage
+from app.pipelines.ci_failure.state import CIState
 from tests.fakes.ci_project import DETERMINISTIC_TEST
 
 # What `pytest -q tests/test_calc.py` prints in CI for the fixture project.

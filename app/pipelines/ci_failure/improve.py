@@ -19,9 +19,11 @@ from typing import Any
 from app.engine.cilogs.archive import Failure, read_log, read_text_log
 from app.engine.git.repo import GitError, git
 from app.pipelines.base import RunContext, Stage, StageResult
-from app.pipelines.ci.stages import WORK_STAGES
-from app.pipelines.ci.job import CIJob, halt, mirror_cache, remote_for
-from app.pipelines.ci.state import CIState
+from app.pipelines.ci_failure.job import CIJob
+from app.pipelines.ci_failure.stages import WORK_STAGES
+from app.pipelines.ci_failure.state import CIState
+from app.pipelines.kit.checkout import mirror_cache, remote_for
+from app.pipelines.kit.phases import halt
 
 _RUN_URL = re.compile(r"github\.com/(?P<repo>[\w.-]+/[\w.-]+)/actions/runs/(?P<run>\d+)(?:/attempts/(?P<attempt>\d+))?")
 

@@ -9,9 +9,9 @@ Stages (each checkpointed; seed 002's phases in brackets):
     test      deterministic -> the test alone as an expected failure;
               flaky -> a stress test, its failures per minute, the 20-minute check;
               either way verified to xfail in the sandbox
-    fix       only with `SCRUB_FIX_COMMAND` (app.pipelines.ci.fix)                [fix]
+    fix       only with `SCRUB_FIX_COMMAND` (app.pipelines.ci_failure.fix)        [fix]
     publish   branch scrub/<signature>, test commit (+ fix commit), draft PR      [pr]
-    report    report.md artifact; the run's status (app.pipelines.ci.publish)
+    report    report.md artifact; the run's status (app.pipelines.ci_failure.publish)
 
 Untrusted code (the repo's tests) runs only through `TreeRunner` (the sandbox). A stage that
 cannot go on records `halt`; the stages after it skip and the report says why.
@@ -20,6 +20,7 @@ cannot go on records `halt`; the stages after it skip and the report says why.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from app.engine.verdict import rerun as reruns
 from app.engine.git.codeowners import owners_for, read_codeowners
@@ -28,21 +29,15 @@ from app.engine.git.tree import write_text
 from app.engine.testgen.repro_test import node_repro_test, to_node_id
 from app.engine.sandbox.treerun import TreeTooLarge, pytest_argv
 from app.pipelines.base import RunContext, Stage, StageResult
-from app.pipelines.ci.fix import fix_stage
-from app.pipelines.ci.job import (
-    CIJob,
-    ensure_checkout,
-    halt,
-    halted,
-    job_of,
-    phase_clock,
-    repro_queue,
-    run_timeout,
-    tree_runner,
-)
-from app.pipelines.ci.publish import publish_stage, report_stage
-from app.pipelines.ci.state import CIState, GeneratedFile
-from app.pipelines.ci.stress import stress_stage, verify_xfail
+from app.pipelines.ci_failure.fix import fix_stage
+from app.pipelines.ci_failure.job import CIJob
+from app.pipelines.ci_failure.publish import publish_stage, report_stage
+from app.pipelines.ci_failure.state import CIState, GeneratedFile, job_of, repro_queue
+from app.pipelines.kit.checkout import ensure_checkout
+from app.pipelines.kit.phases import PhaseClock, halt, halted, phase_clock
+from app.pipelines.kit.sandbox import run_timeout, tree_runner
+from app.pipelines.kit.stress import Stressed, stress
+from app.pipelines.kit.xfail import verify_xfail
 
 PARALLEL_RUNS = 2
 
@@ -147,7 +142,30 @@ def test_stage(ctx: RunContext, state: CIState) -> StageResult:
     return StageResult(summary=f"{generated.path}: xfails as expected", output=output)
 
 
-# Everything after the job stage is shared with the dispatch job (app.pipelines.ci.improve).
+def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Path, clock: PhaseClock) -> StageResult:
+    """Flaky verdict: seed 004's stress test of the failing test (`app.pipelines.kit.stress`)."""
+    found = stress(ctx, worktree, state.node_id, job.failure_line, clock, stage="test")
+    if not isinstance(found, Stressed):
+        return found  # the halt: no time left to measure, or the measuring run broke
+    final, check, verification = found.test, found.check, found.verification
+    output = {
+        "generated": GeneratedFile(final.path, final.source, "stress"),
+        "stress": found.to_dict(),
+        "verification": verification,
+        "test_created": final.path,
+    }
+    if not verification.xfailed:
+        if clock.expired:
+            return halt("verification cut by the phase limit", **clock.exceeded("test"), status="Partial", extra=output)
+        return halt("stress test did not xfail", "the stress test did not xfail: " + verification.summary,
+                    status="Partial", extra=output)
+    if not check.passes:
+        return StageResult(summary=f"stress test misses the 20-minute target: {check.describe()}", output=output)
+    return StageResult(summary=f"{final.path}: {found.measurement.rate_per_minute:.1f} failures/min; xfails",
+                       output=output)
+
+
+# Everything after the job stage is shared with the dispatch job (app.pipelines.ci_failure.improve).
 WORK_STAGES: list[Stage] = [
     Stage("checkout", checkout_stage, queue=repro_queue, state=CIState),
     Stage("rerun", rerun_stage, queue=repro_queue, state=CIState),

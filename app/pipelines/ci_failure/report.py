@@ -16,8 +16,7 @@ from app.domain import StageSummary
 from app.engine.verdict import rerun as reruns
 from app.engine.report.render import RunReport, Section, StageLine, fence, inline_code
 from app.pipelines.base import State
-from app.pipelines.ci.job import job_of
-from app.pipelines.ci.state import CIState
+from app.pipelines.ci_failure.state import CIState, job_of
 
 STAGE_ORDER = ("inputs", "job", "checkout", "rerun", "test", "fix", "publish", "report")
 

@@ -20,8 +20,10 @@ from app.engine.git.repo import git
 from app.engine.git.tree import write_text
 from app.engine.sandbox.treerun import pytest_argv
 from app.pipelines.base import RunContext, StageResult
-from app.pipelines.ci.job import ensure_checkout, halt, halted, job_of, phase_clock, run_timeout, tree_runner
-from app.pipelines.ci.state import CIState, FixAttempt
+from app.pipelines.ci_failure.state import CIState, FixAttempt, job_of
+from app.pipelines.kit.checkout import ensure_checkout
+from app.pipelines.kit.phases import halt, halted, phase_clock
+from app.pipelines.kit.sandbox import run_timeout, tree_runner
 
 MAX_VERIFY_RUNS = 30
 

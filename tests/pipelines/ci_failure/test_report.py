@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from app.domain import StageSummary
 from app.engine.report.render import render_run_report
-from app.pipelines.ci.job import CIJob, Halt
-from app.pipelines.ci.report import build_report, outcome
-from app.pipelines.ci.state import CIState, FixAttempt, GeneratedFile, XfailCheck
+from app.pipelines.ci_failure.job import CIJob
+from app.pipelines.ci_failure.report import build_report, outcome
+from app.pipelines.ci_failure.state import CIState, FixAttempt, GeneratedFile
+from app.pipelines.kit.phases import Halt
+from app.pipelines.kit.xfail import XfailCheck
 from app.settings import Settings
 
 JOB = CIJob(repo="o/r", test="tests/test_x.py::test_y", exception="ZeroDivisionError", message="division by zero",

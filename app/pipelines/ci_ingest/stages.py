@@ -25,8 +25,8 @@ from typing import Any
 from app.engine.cilogs.archive import Failure, read_archive
 from app.engine.cilogs.fingerprint import short_fingerprint
 from app.pipelines.base import RunContext, Stage, StageResult
-from app.pipelines.ci.signatures import SignatureStore
-from app.pipelines.ci.state import IngestState
+from app.pipelines.ci_ingest.signatures import SignatureStore
+from app.pipelines.ci_ingest.state import IngestState
 
 MAX_RECORDED_FAILURES = 200  # per workflow run: a broken build fails everything, count the first ones
 DEFAULT_THRESHOLD = 2
