@@ -26,7 +26,12 @@ from pathlib import Path
 from app.engine.sandbox.layer import WORK, TreeLayer
 from app.engine.sandbox.runner import ProcessResult, Sandbox
 
-__all__ = ["WORK", "TreeRunner", "pytest_argv"]
+__all__ = ["WORK", "TreeRunner", "TreeTooLarge", "pytest_argv"]
+
+
+class TreeTooLarge(ValueError):
+    """Never raised any more (a bound checkout has no size cap); kept until the pipelines that
+    still catch it are rebased onto `app/pipelines/kit/`."""
 
 
 @dataclass
