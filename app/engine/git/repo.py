@@ -201,6 +201,13 @@ def has_commit(repo: Path, commit: str) -> bool:
     return proc.returncode == 0
 
 
+def is_ancestor(repo: Path, ancestor: str, commit: str) -> bool:
+    """Whether `ancestor` is `commit` or one of its ancestors (both present in `repo`)."""
+    proc = subprocess.run(["git", "merge-base", "--is-ancestor", ancestor, commit], cwd=repo, env=_git_env(),
+                          capture_output=True)
+    return proc.returncode == 0
+
+
 def head_commit(worktree: Path) -> str:
     return git("rev-parse", "HEAD", cwd=worktree).strip()
 
