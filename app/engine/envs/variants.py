@@ -13,11 +13,14 @@ A CPU worker prefers `cpu` builds and may run an accelerator build's CPU paths.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-_LOCAL = re.compile(r"\+(cpu|cu\d{2,4}|rocm[\d.]+|xpu)\b")
+from app.torch_releases import preference, usable_on, variant_of
+
+__all__ = ["TorchBuild", "build_from_version_py", "installed_build", "parse_version_py", "preference",
+           "usable_on", "variant_of"]
+
 
 
 @dataclass(frozen=True)
@@ -39,18 +42,6 @@ class TorchBuild:
 
     def to_dict(self) -> dict:
         return {**asdict(self), "variant": self.variant}
-
-
-def variant_of(version: str, cuda: str | None = None, hip: str | None = None) -> str:
-    """`cpu`, `cu126`, `rocm6.2`, ... from the local tag, else from the CUDA / HIP versions."""
-    tagged = _LOCAL.search(version)
-    if tagged:
-        return tagged.group(1)
-    if cuda:
-        return "cu" + "".join(cuda.split(".")[:2])
-    if hip:
-        return "rocm" + ".".join(hip.split(".")[:2])
-    return "cpu"
 
 
 def parse_version_py(text: str) -> dict[str, str | None]:
@@ -80,15 +71,3 @@ def installed_build(site_packages: Path) -> TorchBuild | None:
         return build_from_version_py(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, SyntaxError):
         return None
-
-
-def usable_on(variant: str, *, gpu: bool) -> bool:
-    """Whether a worker (with or without a GPU) may run a build of `variant`."""
-    return variant != "cpu" if gpu else True
-
-
-def preference(variant: str, *, gpu: bool) -> int:
-    """Lower is better: a CPU worker's own `cpu` builds first; a GPU worker's CUDA builds."""
-    if gpu:
-        return 0 if variant.startswith("cu") else 1
-    return 0 if variant == "cpu" else 1
