@@ -58,7 +58,7 @@ def main() -> int:
     parser.add_argument("--mb", type=int, default=300)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="scrub-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="scrub-bench-", ignore_cleanup_errors=True) as tmp:
         tmp_path = Path(tmp)
         src, bare = tmp_path / "src", tmp_path / "remote.git"
         started = time.monotonic()
@@ -89,10 +89,11 @@ def main() -> int:
         TreeRunner(Sandbox(SandboxSpec()), tree).run(["-c", "print('again')"], 120)
         stages["second sandbox start (mirror and worktree cached)"] = time.monotonic() - t
         size = sum(p.stat().st_size for p in tree.rglob("*") if p.is_file() and ".git" not in p.parts)
-    report = {"files": args.files, "tree_mb": round(size / (1 << 20)), "generate_s": round(generated, 1),
-              "stages_s": {k: round(v, 2) for k, v in stages.items()},
-              "to_first_test_s": round(sum(list(stages.values())[:3]), 2)}
-    print(json.dumps(report, indent=1) if args.json else "\n".join(f"{k}: {v}" for k, v in report.items()))
+        report = {"files": args.files, "tree_mb": round(size / (1 << 20)), "generate_s": round(generated, 1),
+                  "stages_s": {k: round(v, 2) for k, v in stages.items()},
+                  "to_first_test_s": round(sum(list(stages.values())[:3]), 2)}
+            print(json.dumps(report, indent=1) if args.json else "\n".join(f"{k}: {v}" for k, v in report.items()),
+              flush=True)
     return 0
 
 
