@@ -92,7 +92,7 @@ def main() -> int:
         report = {"files": args.files, "tree_mb": round(size / (1 << 20)), "generate_s": round(generated, 1),
                   "stages_s": {k: round(v, 2) for k, v in stages.items()},
                   "to_first_test_s": round(sum(list(stages.values())[:3]), 2)}
-            print(json.dumps(report, indent=1) if args.json else "\n".join(f"{k}: {v}" for k, v in report.items()),
+        print(json.dumps(report, indent=1) if args.json else "\n".join(f"{k}: {v}" for k, v in report.items()),
               flush=True)
     return 0
 
