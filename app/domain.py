@@ -1,4 +1,4 @@
-"""The vocabulary every layer shares: run and stage statuses, run kinds, queues, commands.
+"""The vocabulary every layer shares: run and stage statuses, verdicts, run kinds, queues, commands.
 
 Plain enums and frozen dataclasses, no imports from the project. The database stores these
 values, the GitHub router produces commands, pipelines return stage statuses and the API shows
@@ -65,6 +65,41 @@ class StageSummary:
     duration_s: float | None = None
 
 
+class Verdict(StrEnum):
+    """The issue pipeline's verdict words: the run's `verdict` and its state's, the comment and
+    labels chosen for each (app/pipelines/issue/report.py), the notices."""
+
+    # triage decisions that stop the run before any code runs (app.engine.issue.triage)
+    closed = "closed"
+    duplicate = "duplicate"
+    feature = "feature"
+    better_engineering = "better-engineering"
+    tracker = "tracker"
+    needs_reproduction = "needs-reproduction"
+    screenshot_only = "screenshot-only"
+    unavailable_hardware = "unavailable-hardware"
+    # what running the repro showed (app.engine.verdict.classify)
+    reproduces = "reproduces"
+    fixed = "fixed"
+    different_error = "different-error"
+    inconclusive = "inconclusive"
+    missing_dependency = "missing-dependency"
+    # it passes now, but nothing witnesses that the script once showed the bug (no close)
+    passes_now = "passes-now"
+    # where the run stands
+    awaiting_approval = "awaiting-approval"
+    ignored = "ignored"
+
+
+class RerunVerdict(StrEnum):
+    """What a CI failure's reruns in the sandbox say (app.engine.verdict.rerun): the CI job's verdict."""
+
+    deterministic = "deterministic"
+    flaky = "flaky"
+    not_reproducible = "not_reproducible"
+    cannot_run = "cannot_run"
+
+
 class RunKind(StrEnum):
     issue = "issue"  # scrub an issue (label or /scrub command)
     ci_ingest = "ci_ingest"  # read a failed workflow run's logs
@@ -82,10 +117,6 @@ class Queue(StrEnum):
 
 DEFAULT_QUEUE, CPU_QUEUE, GPU_QUEUE = Queue.default.value, Queue.cpu.value, Queue.gpu.value
 QUEUES = (DEFAULT_QUEUE, CPU_QUEUE, GPU_QUEUE)
-
-# The issue pipeline's stages, in order (the pipeline's STAGES list is checked against it).
-ISSUE_STAGES = ("fetch", "select", "triage", "review", "reproduce", "bisect", "minimize", "report", "publish")
-
 
 def parse_environments(spec: str | dict[str, str] | None, default_python: str) -> dict[str, str]:
     """`"2.11=/envs/a/bin/python,2.13=/envs/b/bin/python"` (or a dict) -> {label: python}, in order.
@@ -108,25 +139,21 @@ def parse_environments(spec: str | dict[str, str] | None, default_python: str) -
 
 
 # --- `/scrub` commands ----------------------------------------------------------------------
+#
+# The words are the run kinds' (each kind's package declares its words, their help and their
+# rule: app/pipelines/commands.py). Here is only what every layer passes around: the comment's
+# word as typed (the webhook router knows no words), the request the worker checks, and the
+# actions the database layer applies once the worker has resolved a word.
 
-COMMANDS = ("approve", "retry", "bisect", "minimize", "fuzz")
-FORCE_FLAGS = {"bisect": "force_bisect", "minimize": "force_minimize"}
 
-HELP_TEXT = """Scrubbot commands (they need write permission on this repository):
-
-- `/scrub approve`: let a run that waits for approval go on (untrusted or risky repro)
-- `/scrub retry`: run the latest scrub of this issue again from the start
-- `/scrub bisect`: find the version that changed the outcome, even if not needed
-- `/scrub minimize`: shrink the reproduction again
-- `/scrub fuzz <seed>`: run the repository's fuzzer with that seed; a failing test (and a
-  verified fix, when one is configured) lands as a draft PR from `scrub/fuzz-<seed>`
-"""
+COMMAND_WORD_MAX = 40
 
 
 @dataclass(frozen=True)
 class Command:
-    name: str  # one of COMMANDS, or "help" for anything else
-    word: str = ""  # what was typed after /scrub
+    """A `/scrub` comment's first line: the word after `/scrub` (lowercased; "" when none)."""
+
+    word: str = ""
     args: str = field(default="", compare=False)  # the rest of the line (`/scrub fuzz 42` -> "42")
 
 
@@ -136,21 +163,79 @@ def parse_command(body: str | None) -> Command | None:
     words = first_line.split()
     if not words or words[0].lower() != "/scrub":
         return None
-    word = words[1].lower() if len(words) > 1 else ""
-    return Command(word if word in COMMANDS else "help", word, " ".join(words[2:])[:200])
+    # The word travels as typed (queue, delivery record, reply): bounded, whoever typed it.
+    return Command(words[1].lower()[:COMMAND_WORD_MAX] if len(words) > 1 else "", " ".join(words[2:])[:200])
 
 
 @dataclass(frozen=True)
 class CommandRequest:
     """A `/scrub` command on an issue: who asked, where. The worker checks the permission."""
 
-    command: str
+    command: str  # the word as typed; the worker resolves it (an unknown word gets the help)
     repo: str
     issue: int
     user: str
     installation_id: int | None = None
     issue_url: str = ""
     args: str = ""  # what followed the command word (the seed of `/scrub fuzz <seed>`)
+
+
+class Lifecycle(StrEnum):
+    """What a command may do to the issue's latest run of a kind."""
+
+    approve = "approve"  # the run awaiting approval goes on
+    retry = "retry"  # the finished run starts over under the same id
+    cancel = "cancel"  # the unfinished run stops
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """A run a command creates."""
+
+    kind: str
+    target: str
+    trigger: str
+    params: dict[str, Any]
+    started: str = "run {id} started"  # the reply, with the new run's id
+
+
+@dataclass(frozen=True)
+class CreateRun:
+    """Start `run`, whatever the issue's runs."""
+
+    run: NewRun
+
+
+@dataclass(frozen=True)
+class RerunFrom:
+    """Set `flag` on the issue's latest run of `kind` and redo `stage` and every stage after it
+    (`stages`: the kind's stages in order); with no run yet, create `otherwise`."""
+
+    kind: str
+    stage: str
+    flag: str
+    stages: tuple[str, ...]
+    otherwise: NewRun
+
+
+@dataclass(frozen=True)
+class ActOnLatest:
+    """`action` on the issue's latest run of `kind` (awaiting approval, for `approve`); with no
+    run, create `otherwise` when given."""
+
+    action: Lifecycle
+    kind: str
+    otherwise: NewRun | None = None
+
+
+@dataclass(frozen=True)
+class Refuse:
+    """Change nothing and say why (a command with bad arguments: its usage)."""
+
+    message: str
+
+
+CommandAction = CreateRun | RerunFrom | ActOnLatest | Refuse
 
 
 # --- CI failure signatures ------------------------------------------------------------------

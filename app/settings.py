@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     # `scrub env add`: where torch releases come from (None: the installer's default, PyPI) and how.
     torch_index_url: str = ""
     env_installer: Literal["auto", "uv", "pip"] = "auto"
+    # The build of a PyTorch commit under test (app.engine.envs.provider): a PEP 503 index of
+    # torch nightlies (e.g. https://download.pytorch.org/whl/nightly/cpu), and an operator's
+    # command that makes a wheel of a commit (it writes one into $SCRUBBOT_BUILD_OUT).
+    torch_nightly_index_url: str = ""
+    build_command: str = ""
     sandbox: SandboxKind | None = None
     sandbox_memory_mb: int = Field(4096, gt=0)
     repro_timeout: float = Field(120.0, gt=0)
@@ -119,8 +124,9 @@ class Settings(BaseSettings):
 
     @property
     def env_store(self) -> EnvStore:
-        """Provisioned torch releases (`scrub env add`): `<data dir>/envs/<version>/`."""
-        return EnvStore(self.data_dir / "envs")
+        """Provisioned torch releases (`scrub env add`): `<data dir>/envs/<version>+<variant>/`, the
+        ones this worker may run (a GPU worker: accelerator builds only)."""
+        return EnvStore(self.data_dir / "envs", gpu=self.gpu)
 
     @property
     def environment_map(self) -> dict[str, str]:

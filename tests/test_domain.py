@@ -30,6 +30,6 @@ def test_from_known_still_refuses_a_record_missing_a_required_field():
 
 
 def test_commands_and_environments_parse():
-    assert parse_command("/scrub approve").name == "approve"
+    assert parse_command("/scrub approve").word == "approve"
     assert parse_command("thanks!") is None
     assert parse_environments("old=/py/old,new=/py/new", default_python="/py") == {"old": "/py/old", "new": "/py/new"}

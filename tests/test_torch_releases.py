@@ -45,3 +45,26 @@ def test_this_interpreter_joins_under_its_release_unless_provisioned():
         "2.12.0": "/e/2.12.0/bin/python", "2.13.0": "/usr/bin/python3", "2.14.1": "/e/2.14.1/bin/python"}
     assert merge_interpreters(provisioned, "/usr/bin/python3", "2.14.1")["2.14.1"] == "/e/2.14.1/bin/python"
     assert merge_interpreters(provisioned, "/usr/bin/python3", None) == provisioned
+
+
+def test_environments_are_keyed_by_variant_and_a_gpu_worker_sees_no_cpu_build(tmp_path):
+    cpu_store = EnvStore(tmp_path / "envs")
+    for variant in ("cpu", "cu126"):
+        path = cpu_store.path("2.14.1", variant)
+        (path / "bin").mkdir(parents=True)
+        (path / "bin" / "python").write_text("")
+        cpu_store.mark_complete(path, {"torch": f"2.14.1+{variant}"})
+    legacy = tmp_path / "envs" / "2.13.0"  # the version-only layout: its installed version.py decides
+    (legacy / "bin").mkdir(parents=True)
+    (legacy / "bin" / "python").write_text("")
+    site = legacy / "lib" / "python3.11" / "site-packages" / "torch"
+    site.mkdir(parents=True)
+    (site / "version.py").write_text("__version__ = '2.13.0'\ncuda: Optional[str] = '12.8'\ngit_version = 'abc'\n")
+    cpu_store.mark_complete(legacy, {"torch": "2.13.0"})
+    assert cpu_store.builds() == {"2.13.0+cu128": str(legacy / "bin" / "python"),
+                                  "2.14.1+cpu": str(tmp_path / "envs" / "2.14.1+cpu" / "bin" / "python"),
+                                  "2.14.1+cu126": str(tmp_path / "envs" / "2.14.1+cu126" / "bin" / "python")}
+    assert cpu_store.get("2.14.1").variant == "cpu"  # a CPU worker prefers its own builds
+    gpu_store = EnvStore(tmp_path / "envs", gpu=True)
+    assert sorted(gpu_store.builds()) == ["2.13.0+cu128", "2.14.1+cu126"]
+    assert gpu_store.interpreters()["2.14.1"].endswith("2.14.1+cu126/bin/python")

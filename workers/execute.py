@@ -3,8 +3,9 @@
 `execute_run` loads a run, runs its pipeline on a DB-backed context, and on a handoff
 re-enqueues it on the queue the next stage needs. A transient error (network, database
 connection) propagates so the task can retry it; any other error fails the run with a
-readable message. `execute_command` is a `/scrub` command, after the permission check
-(`app.github.permissions`).
+readable message. `execute_command` is a `/scrub` command: its word resolved through the run
+kinds (`app.pipelines.commands`), then the permission check (`app.github.permissions`), then
+the action applied to the database (`app.db.commands.apply_command`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from app.db.models import FINISHED, Run, RunStatus
 from app.db.session import Database
 from app.github.permissions import UNKNOWN, may_write, role_of
 from app.github.port import GitHubAPIError
-from app.pipelines import registry
+from app.pipelines import commands, registry
 from app.pipelines.base import Handoff, Stage, run_pipeline
 from app.db.commands import apply_command
-from app.domain import HELP_TEXT, CommandRequest, RunKind
+from app.domain import CommandAction, CommandRequest
 from workers.enqueue import Enqueuer
 from workers.lease import Heartbeat, LeasedRunContext, LeaseLost, new_owner
 
@@ -52,6 +53,7 @@ class WorkerServices:
     enqueuer: Enqueuer
     github_for: Callable[[int | None], Any]  # installation id -> GitHubPort
     stages_for: Callable[[str], list[Stage]] = registry.stages_for
+    resolve_command: Callable[[CommandRequest], CommandAction | None] = commands.resolve
 
 
 def execute_run(run_id: int, services: WorkerServices) -> str:
@@ -136,17 +138,19 @@ def fail_run(run_id: int, services: WorkerServices, error: str) -> None:
 
 
 def execute_command(request: CommandRequest, services: WorkerServices) -> str:
-    """`help` answers collaborators; every other command needs write permission on the repository
-    (asked of GitHub; an error is no permission). A refusal is replied to on the issue and
-    changes nothing; it never raises, so the command is not retried or lost silently."""
+    """A word no run kind declares gets the help, for collaborators; every other command needs
+    write permission on the repository (asked of GitHub; an error is no permission). A refusal
+    is replied to on the issue and changes nothing; it never raises, so the command is not
+    retried or lost silently."""
     github = services.github_for(request.installation_id)
-    if request.command == "help":
+    action = services.resolve_command(request)
+    if action is None:
         return _help(github, request)
     role = role_of(github, request.repo, request.user)
     if not may_write(role):
         return _refuse(github, request, role)
     with services.database.session() as session:
-        outcome = apply_command(session, request, registry.stage_names(RunKind.issue))
+        outcome = apply_command(session, request, action)
         try:
             session.commit()
         except IntegrityError:  # a run of this issue became active meanwhile (a label, a button)
@@ -166,7 +170,7 @@ def _help(github: Any, request: CommandRequest) -> str:
         collaborator = False
     if not collaborator:
         return f"ignored: {request.user} is not a collaborator of {request.repo}"
-    github.create_comment(request.repo, request.issue, HELP_TEXT)
+    github.create_comment(request.repo, request.issue, commands.help_text())
     return "help sent"
 
 

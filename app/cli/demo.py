@@ -17,6 +17,7 @@ import typer
 
 from app.cli.offline_github import OfflineGitHub, load_saved, repo_and_number
 from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, stderr
+from app.domain import RunStatus
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEMO_RUN_ID = 1  # the workflow run id the CI example pretends to be
@@ -69,7 +70,7 @@ def _record(database: Any, settings: Any, github: DemoGitHub, **fields: Any) -> 
             finished = base.run_pipeline(stages_for(run.kind), ctx, any_queue=True)
     except BaseException as exc:  # noqa: BLE001  (recorded, then re-raised)
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        ctx.set_status("failed", error=f"scrub demo stopped: {reason}")
+        ctx.set_status(RunStatus.failed, error=f"scrub demo stopped: {reason}")
         leases.release(database, run.id, owner)
         if isinstance(exc, KeyboardInterrupt):
             fail(f"interrupted: run {run.id} is recorded as failed", code=130)

@@ -1,16 +1,20 @@
 """`/scrub <command>` on an issue, and the same actions from the status page buttons.
 
-Semantics (each acts on the issue's latest run; the caller enqueues the returned run):
+The database layer knows no command words: the worker resolves a word through the run kinds
+(`app.pipelines.commands`) into an action (`app.domain.CommandAction`) and `apply_command`
+applies it (the caller commits and enqueues the returned run):
 
-- `approve`: the run awaiting approval gets `params["approved_by"]` and is queued again; the
-  stage that waited runs again and sees the approval.
-- `retry`: the latest finished run starts over: its stage events are deleted, its verdict and
-  error cleared, and it is queued again. It keeps its id, so its GitHub comment (marker keyed
-  on the run id) is edited rather than duplicated. With no run yet, a new one starts.
-- `fuzz <seed>`: a new `fuzz` run (seed 000) for the repository, whatever the issue's runs.
-- `bisect` / `minimize`: the latest run gets `params["force_bisect"|"force_minimize"] = True`
-  and that stage and every stage after it (report, comment) run again; earlier stages stay done.
-  With no run yet, a new one starts with the flag set.
+- `CreateRun`: a new run, whatever the issue's runs (`/scrub fuzz <seed>`).
+- `ActOnLatest(approve)`: the issue's latest run of the kind awaiting approval gets
+  `params["approved_by"]` and is queued again; the stage that waited runs again and sees it.
+- `ActOnLatest(retry)`: the latest run starts over: its stage events are deleted, its verdict
+  and error cleared, and it is queued again. It keeps its id, so its GitHub comment (marker
+  keyed on the run id) is edited rather than duplicated. With no run yet, a new one starts.
+- `ActOnLatest(cancel)`: the latest run, unless finished, is cancelled.
+- `RerunFrom(stage, flag)`: the latest run gets `params[flag] = True` and that stage and every
+  stage after it (report, comment) run again; earlier stages stay done. With no run yet, a new
+  one starts with the flag set.
+- `Refuse`: nothing changes; the message says why (a command's usage).
 
 A run that is queued or running is left alone ("already in progress").
 """
@@ -25,9 +29,23 @@ from sqlmodel import Session
 from app.db import queries
 from app.db.leases import is_stranded
 from app.db.models import Run
-from app.domain import DEFAULT_QUEUE, FINISHED, FORCE_FLAGS, HELP_TEXT, Command, CommandRequest, RunStatus, parse_command, utcnow
+from app.domain import (
+    DEFAULT_QUEUE,
+    FINISHED,
+    ActOnLatest,
+    CommandAction,
+    CommandRequest,
+    CreateRun,
+    Lifecycle,
+    NewRun,
+    Refuse,
+    RerunFrom,
+    RunStatus,
+    utcnow,
+)
 
-__all__ = ["HELP_TEXT", "Command", "CommandRequest", "Outcome", "apply_command", "approve", "cancel", "parse_command", "reject", "rerun_from", "retry"]
+__all__ = ["Outcome", "apply_command", "approve", "cancel", "reject", "rerun_from", "retry"]
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -79,79 +97,60 @@ def retry(session: Session, run: Run) -> Outcome:
     return _requeue(session, run, f"run {run.id} restarted")
 
 
-def rerun_from(session: Session, run: Run, command: str, stage_names: Sequence[str]) -> Outcome:
-    """Force the stage of `command` (bisect, minimize) and redo it and everything after it.
+def rerun_from(session: Session, run: Run, stage: str, stage_names: Sequence[str], flag: str) -> Outcome:
+    """Set `params[flag]` and redo `stage` and everything after it.
 
-    `stage_names` are the run kind's stages in order (`app.pipelines.registry.stage_names`). A
-    kind without that stage is refused: deleting "from an unknown stage" used to delete every
-    stage event and silently restart the whole run.
+    `stage_names` are the run kind's stages in order. A kind without that stage is refused:
+    deleting "from an unknown stage" used to delete every stage event and silently restart
+    the whole run.
     """
     if run.status not in FINISHED and run.status != RunStatus.awaiting_approval:
         return Outcome(f"run {run.id} is already in progress", run.id)
     assert run.id is not None
     names = list(stage_names)
-    if command not in names:
-        return Outcome(f"run {run.id} ({run.kind}) has no {command} stage", run.id)
-    queries.delete_stage_events(session, run.id, names[names.index(command):])
-    run.params = {**(run.params or {}), FORCE_FLAGS[command]: True}
+    if stage not in names:
+        return Outcome(f"run {run.id} ({run.kind}) has no {stage} stage", run.id)
+    queries.delete_stage_events(session, run.id, names[names.index(stage):])
+    run.params = {**(run.params or {}), flag: True}
     run.verdict, run.error, run.ended_at = None, None, None
-    return _requeue(session, run, f"run {run.id}: {command} again")
+    return _requeue(session, run, f"run {run.id}: {stage} again")
 
 
-def apply_command(session: Session, request: CommandRequest, stage_names: Sequence[str]) -> Outcome:
-    """Act on the issue's latest run (or start one); the caller commits and enqueues.
-
-    `stage_names`: the issue pipeline's stages in order, for `bisect` / `minimize`."""
-    command = request.command
-    if command == "fuzz":
-        return start_fuzz_run(session, request)
-    if command == "approve":
-        run = queries.latest_issue_run(session, request.repo, request.issue, RunStatus.awaiting_approval)
-        return approve(session, run, request.user) if run else Outcome("no run is awaiting approval")
-    run = queries.latest_issue_run(session, request.repo, request.issue)
+def apply_command(session: Session, request: CommandRequest, action: CommandAction) -> Outcome:
+    """Apply what the worker resolved `request` to, on the issue's runs; the caller commits and enqueues."""
+    if isinstance(action, Refuse):
+        return Outcome(action.message)
+    if isinstance(action, CreateRun):
+        return create(session, request, action.run)
+    status = RunStatus.awaiting_approval if isinstance(action, ActOnLatest) and action.action == Lifecycle.approve else None
+    run = queries.latest_issue_run(session, request.repo, request.issue, status, kind=action.kind)
+    if isinstance(action, RerunFrom):
+        return rerun_from(session, run, action.stage, action.stages, action.flag) if run else \
+            create(session, request, action.otherwise)
     if run is None:
-        return _start_issue_run(session, request, command)
-    if command == "retry":
+        if action.otherwise is not None:
+            return create(session, request, action.otherwise)
+        return Outcome("no run is awaiting approval" if status else "no run to act on")
+    if action.action == Lifecycle.approve:
+        return approve(session, run, request.user)
+    if action.action == Lifecycle.retry:
         return retry(session, run)
-    if command in FORCE_FLAGS:
-        return rerun_from(session, run, command, stage_names)
-    raise ValueError(f"unknown command {command!r}")
+    return cancel(session, run, request.user)
 
 
-def start_fuzz_run(session: Session, request: CommandRequest) -> Outcome:
-    """`/scrub fuzz <seed>`: a new `fuzz` run on the repository's default branch (seed 000)."""
-    seed = request.args.split()[0] if request.args.split() else ""
-    if not seed.lstrip("-").isdigit():
-        return Outcome("usage: /scrub fuzz <seed> (an integer seed of the repository's fuzzer)")
+def create(session: Session, request: CommandRequest, new: NewRun) -> Outcome:
+    """A new run for the issue the command was typed on."""
     run = queries.create_run(
         session,
-        kind="fuzz",
+        kind=new.kind,
         repo=request.repo,
         issue=request.issue,
-        target=f"fuzz seed {seed}",
-        trigger="comment:fuzz",
+        target=new.target,
+        trigger=new.trigger,
         installation_id=request.installation_id,
-        params={"repo": request.repo, "fuzz-seed": seed, "trigger": "comment", "issue": request.issue,
-                "requested_by": request.user},
+        params=new.params,
     )
-    return Outcome(f"fuzz run {run.id} started for seed {seed}", run.id, DEFAULT_QUEUE)
-
-
-def _start_issue_run(session: Session, request: CommandRequest, command: str) -> Outcome:
-    params: dict = {"repo": request.repo, "issue": request.issue, "url": request.issue_url, "requested_by": request.user}
-    if command in FORCE_FLAGS:
-        params[FORCE_FLAGS[command]] = True
-    run = queries.create_run(
-        session,
-        kind="issue",
-        repo=request.repo,
-        issue=request.issue,
-        target=request.issue_url,
-        trigger=f"comment:{command}",
-        installation_id=request.installation_id,
-        params=params,
-    )
-    return Outcome(f"run {run.id} started", run.id, DEFAULT_QUEUE)
+    return Outcome(new.started.format(id=run.id), run.id, DEFAULT_QUEUE)
 
 
 def _requeue(session: Session, run: Run, message: str) -> Outcome:

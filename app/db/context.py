@@ -30,7 +30,7 @@ def _seconds(event: StageEvent) -> float | None:
         started, ended = started.replace(tzinfo=None), ended.replace(tzinfo=None)
     return round((ended - started).total_seconds(), 3)
 from app.db.session import Database
-from app.domain import StageSummary
+from app.domain import STAGE_FINISHED, StageStatus, StageSummary
 from app.db.signatures import DbSignatureStore
 from app.db.run_list import title_of
 from app.redact import GITHUB_WRITES, RedactedWrites, redactor_for
@@ -76,7 +76,7 @@ class DbRunContext:
             latest: dict[str, Any] = {}
             for event in queries.stage_events(session, self.run_id):
                 latest[event.stage] = event
-        return {name: dict(e.output or {}) for name, e in latest.items() if e.status in ("done", "skipped")}
+        return {name: dict(e.output or {}) for name, e in latest.items() if e.status in STAGE_FINISHED}
 
     def stage_summaries(self) -> list[StageSummary]:
         with self.database.session() as session:
@@ -90,14 +90,14 @@ class DbRunContext:
         log.info("stage %s started", stage, extra={"run_id": self.run_id})
         with self.database.session() as session:
             attempt = queries.next_attempt(session, self.run_id, stage)
-            session.add(StageEvent(run_id=self.run_id, stage=stage, status="running", attempt=attempt))
+            session.add(StageEvent(run_id=self.run_id, stage=stage, status=StageStatus.running, attempt=attempt))
             session.commit()
 
     def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:
         summary, output = self.redact.text(summary), self.redact.value(output)
         with self.database.session() as session:
             event = queries.latest_stage_event(session, self.run_id, stage)
-            if event is None or event.status != "running":
+            if event is None or event.status != StageStatus.running:
                 event = StageEvent(run_id=self.run_id, stage=stage, status=status)
             event.status, event.summary, event.output, event.ended_at = status, summary, output, utcnow()
             session.add(event)

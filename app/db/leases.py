@@ -28,6 +28,7 @@ from sqlmodel import Session, col, select
 
 from app.db import queries
 from app.db.models import Run, RunStatus, StageEvent, utcnow
+from app.domain import StageStatus
 from app.db.session import Database
 
 LOST = "worker lost"
@@ -198,8 +199,8 @@ def _fail_local(database: Database, run: Run, now: datetime) -> bool:
             session.rollback()
             return False
         session.exec(update(StageEvent).where(  # type: ignore[call-overload]
-            col(StageEvent.run_id) == run.id, col(StageEvent.status) == "running")
-            .values(status="failed", summary="stopped: the local process ended", ended_at=now))
+            col(StageEvent.run_id) == run.id, col(StageEvent.status) == StageStatus.running)
+            .values(status=StageStatus.failed, summary="stopped: the local process ended", ended_at=now))
         session.commit()
     return True
 
@@ -226,7 +227,7 @@ def _reap_one(database: Database, run: Run, max_attempts: int, now: datetime) ->
             session.rollback()
             return None
         session.exec(update(StageEvent).where(  # type: ignore[call-overload]
-            col(StageEvent.run_id) == run.id, col(StageEvent.status) == "running")
-            .values(status="failed", summary=f"{LOST} (attempt {attempts})", ended_at=now))
+            col(StageEvent.run_id) == run.id, col(StageEvent.status) == StageStatus.running)
+            .values(status=StageStatus.failed, summary=f"{LOST} (attempt {attempts})", ended_at=now))
         session.commit()
     return Reaped(run.id, run.queue, not give_up)

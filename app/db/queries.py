@@ -78,8 +78,10 @@ def active_issue_run(session: Session, repo: str, issue: int) -> Run | None:
     return session.exec(query).first()
 
 
-def latest_issue_run(session: Session, repo: str, issue: int, status: str | None = None) -> Run | None:
-    query = select(Run).where(Run.kind == "issue", Run.repo == repo, Run.issue == issue)
+def latest_issue_run(session: Session, repo: str, issue: int, status: str | None = None, *,
+                     kind: str = "issue") -> Run | None:
+    """The issue's newest run of `kind` (with `status`, when given)."""
+    query = select(Run).where(Run.kind == kind, Run.repo == repo, Run.issue == issue)
     if status is not None:
         query = query.where(Run.status == status)
     return session.exec(query.order_by(col(Run.id).desc())).first()

@@ -64,7 +64,9 @@ class Ignore:
     reason: str
 
 
-RunCommand = CommandRequest  # a `/scrub` command; the worker checks the commenter's permission, then acts
+# A `/scrub` command, its word as typed: the worker resolves the word through the run kinds
+# (an unknown one gets the help), checks the commenter's permission, then acts.
+RunCommand = CommandRequest
 Decision = StartRun | CommandRequest | Ignore
 
 
@@ -124,7 +126,7 @@ def _comment(payload: dict[str, Any]) -> Decision:
     if number is None or not repo or not user:
         return Ignore("command without an issue, repository or user")
     return CommandRequest(
-        command=command.name,
+        command=command.word,
         repo=repo,
         issue=number,
         user=str(user),

@@ -1,1 +1,2 @@
-"""Pipelines: one module per job kind, each a list of named, checkpointed stages."""
+"""Pipelines: one package per run kind (`KIND` in its `__init__`), the shared `kit/`, and the machinery
+that runs them (`base`, `state`, `memory`, `kind`, `registry`, `commands`)."""

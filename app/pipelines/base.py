@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from app.domain import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, SignatureStore, StageSummary
+from app.domain import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, RunStatus, SignatureStore, StageStatus, StageSummary
 from app.github.port import GitHubPort
 from app.pipelines.state import PlainState, plain
 from app.settings import Settings
@@ -77,7 +77,7 @@ class RunContext(Protocol):
     def stage_started(self, stage: str) -> None: ...
 
     def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:
-        """status: done, skipped, failed or waiting."""
+        """status: a `StageStatus` (done, skipped, failed or waiting)."""
 
     def save_artifact(self, name: str, kind: str, content: str) -> None: ...
 
@@ -151,23 +151,23 @@ def run_pipeline(
             stage.state.check_output(stage.name, output)
         except Exception as exc:  # recorded, then re-raised or tolerated
             summary = f"{type(exc).__name__}: {exc}"
-            ctx.stage_finished(stage.name, "failed", summary, {})
+            ctx.stage_finished(stage.name, StageStatus.failed, summary, {})
             if stage.optional:
                 ctx.log(f"{stage.name} failed and is optional: {summary}")
                 continue
             raise
         if result.wait:
-            ctx.stage_finished(stage.name, "waiting", result.summary, output)
-            ctx.set_status("awaiting_approval", result.verdict)
-            return Finished("awaiting_approval", result.verdict)
-        status = "skipped" if result.skipped else "done"
+            ctx.stage_finished(stage.name, StageStatus.waiting, result.summary, output)
+            ctx.set_status(RunStatus.awaiting_approval, result.verdict)
+            return Finished(RunStatus.awaiting_approval, result.verdict)
+        status = StageStatus.skipped if result.skipped else StageStatus.done
         ctx.stage_finished(stage.name, status, result.summary, output)
-        if result.enqueue and status == "done":
+        if result.enqueue and status == StageStatus.done:
             ctx.enqueue_runs(list(result.enqueue))
         data.update(output)
         if result.end:
             ctx.set_status(result.end, result.verdict)
             return Finished(result.end, result.verdict)
     verdict = data.get("verdict")
-    ctx.set_status("succeeded", verdict)
-    return Finished("succeeded", verdict)
+    ctx.set_status(RunStatus.succeeded, verdict)
+    return Finished(RunStatus.succeeded, verdict)

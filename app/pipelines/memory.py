@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
 
-from app.domain import SignatureStore, StageSummary
+from app.domain import STAGE_FINISHED, RunStatus, SignatureStore, StageStatus, StageSummary
 from app.pipelines.base import DEFAULT_QUEUE, State
 from app.redact import Redactor, redactor_for
 from app.settings import Settings
@@ -37,7 +37,7 @@ class MemoryRunContext:
     echo: Callable[[str], None] | None = None
     stages: list[StageRecord] = field(default_factory=list)
     artifacts: dict[str, tuple[str, str]] = field(default_factory=dict)
-    status: str = "queued"
+    status: str = RunStatus.queued
     verdict: str | None = None
     error: str | None = None
     lines: list[str] = field(default_factory=list)
@@ -49,7 +49,7 @@ class MemoryRunContext:
         return redactor_for(self.settings, os.environ)
 
     def completed_stages(self) -> dict[str, State]:
-        return {r.stage: r.output for r in self.stages if r.status in ("done", "skipped")}
+        return {r.stage: r.output for r in self.stages if r.status in STAGE_FINISHED}
 
     def stage_summaries(self) -> list[StageSummary]:
         latest = {r.stage: r for r in self.stages}
@@ -57,7 +57,7 @@ class MemoryRunContext:
                 for r in sorted(latest.values(), key=lambda r: r.started)]
 
     def stage_started(self, stage: str) -> None:
-        self.stages.append(StageRecord(stage, "running", started=time.time()))
+        self.stages.append(StageRecord(stage, StageStatus.running, started=time.time()))
         self.log(f"stage {stage}: started")
 
     def stage_finished(self, stage: str, status: str, summary: str, output: State) -> None:

@@ -10,6 +10,7 @@ from typing import Any, Iterable
 from markupsafe import Markup
 
 from app.db.models import Run, RunStatus, StageEvent
+from app.domain import StageStatus
 from app.web import render
 from app.web.figures import figures
 
@@ -31,7 +32,7 @@ class Approval:
 def approval_view(run: Run, stages: list[StageEvent]) -> Approval | None:
     if run.status != RunStatus.awaiting_approval:
         return None
-    waiting = next((e for e in reversed(stages) if e.status == "waiting"), None)
+    waiting = next((e for e in reversed(stages) if e.status == StageStatus.waiting), None)
     view = Approval(stage=waiting.stage if waiting else "", reason=waiting.summary if waiting else "")
     found = figures(stages, run.params)
     view.findings = sorted(found.findings, key=lambda f: (_line(f), str(f.get("kind", ""))))

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from app.db.models import Artifact, Run, StageEvent
+from app.domain import RunStatus, Verdict
 
 # Read top to bottom: the report first, the log (long, and mostly for debugging) last.
 _ARTIFACT_RANK = {"report": 0, "markdown": 0, "repro": 1, "python": 2, "json": 3, "text": 3, "log": 9}
@@ -70,7 +71,7 @@ def shown_verdict(run: Run) -> str:
     """The verdict as it stands: a run that was approved and runs again is no longer
     `awaiting-approval` (the pipeline sets its real verdict when it ends)."""
     verdict = run.verdict or ""
-    if verdict == "awaiting-approval" and str(run.status) in ("queued", "running"):
+    if verdict == Verdict.awaiting_approval and run.status in (RunStatus.queued, RunStatus.running):
         return ""
     return verdict
 

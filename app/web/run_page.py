@@ -16,6 +16,7 @@ from app.api.limits import RunId
 from app.api.deps import ServicesDep, SessionDep, ViewerDep
 from app.db import queries
 from app.db.models import FINISHED, Artifact, Run, RunStatus, StageEvent, utcnow
+from app.domain import StageStatus
 from app.web import display, render
 from app.web.approval import approval_view
 from app.web.figures import figures
@@ -40,7 +41,7 @@ def current(stages: list[StageEvent]) -> list[StageEvent]:
     later = {}
     for index, event in enumerate(stages):
         later[event.stage] = index
-    return [e for i, e in enumerate(stages) if not (e.status == "waiting" and later[e.stage] > i)]
+    return [e for i, e in enumerate(stages) if not (e.status == StageStatus.waiting and later[e.stage] > i)]
 
 
 def timeline(stages: list[StageEvent]) -> tuple[list[TimelineRow], float]:

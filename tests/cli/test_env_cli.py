@@ -27,7 +27,7 @@ def test_add_list_use_and_remove_a_release(tmp_path, monkeypatch):
     assert added.exit_code == 0, added.output
     env = json.loads(added.stdout)["environments"][0]
     data_dir = get_settings().data_dir
-    assert env["python"] == str((data_dir / "envs" / FAKE_VERSION / "bin" / "python").absolute())
+    assert env["python"] == str((data_dir / "envs" / f"{FAKE_VERSION}+cpu" / "bin" / "python").absolute())
     assert env["torch"] == FAKE_VERSION and env["complete"] is True
 
     listed = json.loads(runner.invoke(app, ["env", "list", "--json"]).stdout)

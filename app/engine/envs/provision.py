@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from app.torch_releases import EnvStore, ProvisionedEnv, parse_version, release_of
+from app.torch_releases import EnvStore, ProvisionedEnv, env_variant, parse_version, release_of, usable_on
 
 Installer = str  # "auto" | "uv" | "pip"
 _CHECK = "from importlib.metadata import version; import sys; print(version('torch'), sys.version.split()[0])"
@@ -76,7 +76,11 @@ def _stream(command: list[str], on_line: Callable[[str], None]) -> tuple[int, li
 def provision(version: str, store: EnvStore, *, installer: Installer = "auto", index_url: str | None = None,
               base_python: str = sys.executable, force: bool = False,
               on_line: Callable[[str], None] = lambda line: None) -> ProvisionedEnv:
-    """The complete environment of `version`: reused when it exists (unless `force`), else built."""
+    """The complete environment of `version`: reused when it exists (unless `force`), else built.
+
+    Built under a temporary name, then moved to `<version>+<variant>` once the installed
+    `torch/version.py` says which variant the index gave (a GPU worker's store refuses a CPU
+    build: that index cannot serve it)."""
     version = parse_version(version)
     tool = pick_installer(installer)
     store.root.mkdir(parents=True, exist_ok=True)
@@ -85,7 +89,7 @@ def provision(version: str, store: EnvStore, *, installer: Installer = "auto", i
         existing = store.get(version)
         if existing and existing.complete and not force:
             return existing
-        target = store.path(version)
+        target = store.root / f".{version}.building"
         if target.exists():
             shutil.rmtree(target)
         started = time.monotonic()
@@ -102,8 +106,19 @@ def provision(version: str, store: EnvStore, *, installer: Installer = "auto", i
         installed = check.stdout.split()
         if check.returncode != 0 or not installed or release_of(installed[0]) != version:
             raise ProvisionError(f"torch {version} did not install as asked: {(check.stdout + check.stderr)[-400:]}")
+        variant = env_variant(target, {"torch": installed[0]})
+        if not usable_on(variant, gpu=store.gpu):
+            shutil.rmtree(target)
+            raise ProvisionError(f"{index_url or 'the default index'} gave a {variant} build of torch {version}; "
+                                 "a GPU worker needs an accelerator build (SCRUB_TORCH_INDEX_URL, e.g. "
+                                 "https://download.pytorch.org/whl/cu126)")
         store.mark_complete(target, {"torch": installed[0], "python_version": installed[1], "installer": tool,
-                                     "index_url": index_url or "", "seconds": round(time.monotonic() - started, 1)})
+                                     "variant": variant, "index_url": index_url or "",
+                                     "seconds": round(time.monotonic() - started, 1)})
+        final = store.root / f"{version}+{variant}"
+        if final.exists():
+            shutil.rmtree(final)
+        target.rename(final)
     env = store.get(version)
     assert env is not None and env.complete
     return env

@@ -6,6 +6,7 @@
       style: pytorch                                 # or pytest (default: detected)
       test-file: test/test_ops.py                    # where the test goes (default: chosen)
       lint: ruff                                     # lintrunner, ruff or none (default: detected)
+      hash-seed: 0                                   # PYTHONHASHSEED of every fuzzer run (default 0)
 
 Every key is optional. Defaults: TorchFuzz's command, `cpu` (plus `cuda` on a GPU worker),
 the style and the linter the checkout shows (PyTorch: a `torch/` package and a `test/`
@@ -23,7 +24,12 @@ from typing import Any
 import yaml
 
 CONFIG_PATH = ".github/scrub.yml"
-DEFAULT_COMMAND = "python tools/experimental/torchfuzz/torchfuzz.py --seed {seed}"
+# TorchFuzz's entry point and its single-seed flag (`fuzzer.py --seed N`; also `--template
+# {default,dtensor,dtensor_placements,unbacked,distributed_overlap}`, `--max-depth`,
+# `--supported-ops`). It hashes dtypes, so a seed gives one program only under a fixed
+# PYTHONHASHSEED: every fuzzer run is pinned (`hash-seed`, default 0).
+DEFAULT_COMMAND = "python tools/experimental/torchfuzz/fuzzer.py --seed {seed}"
+DEFAULT_HASH_SEED = "0"
 STYLES = ("pytorch", "pytest")
 LINTERS = ("lintrunner", "ruff", "none")
 _DEVICE = re.compile(r"[a-z][a-z0-9_]{0,15}")
@@ -40,6 +46,7 @@ class FuzzConfig:
     style: str = "pytest"
     test_file: str = ""
     lint: str = "none"
+    hash_seed: str = DEFAULT_HASH_SEED
     notes: list[str] = field(default_factory=list, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -48,6 +55,15 @@ class FuzzConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FuzzConfig:
         return cls(**{**data, "devices": tuple(data.get("devices", ("cpu",)))})
+
+    @property
+    def pinned_command(self) -> str:
+        """The command as a person reruns it: the seed's program needs the same hash seed."""
+        return f"PYTHONHASHSEED={self.hash_seed} {self.command}"
+
+    def script(self) -> str | None:
+        """The fuzzer's script (the command's first `.py` argument), relative to the checkout."""
+        return next((w for w in self.command.split()[1:] if w.endswith(".py")), None)
 
     def fuzz_argv(self, seed: int) -> list[str]:
         """The fuzzer's command for `seed` as `python` arguments (the sandbox runs python)."""
@@ -117,8 +133,12 @@ def load_fuzz_config(root: Path, *, gpu: bool = False) -> FuzzConfig:
     if test_file and (not isinstance(test_file, str) or ".." in Path(test_file).parts or test_file.startswith("/")
                       or not test_file.endswith(".py")):
         raise FuzzConfigError(f"{CONFIG_PATH}: fuzz.test-file must be a relative path to a .py file")
+    hash_seed = str(section.get("hash-seed", DEFAULT_HASH_SEED))
+    if not (hash_seed == "random" or hash_seed.isdigit()):
+        raise FuzzConfigError(f"{CONFIG_PATH}: fuzz.hash-seed must be an integer (PYTHONHASHSEED)")
     return FuzzConfig(
         command=command,
+        hash_seed=hash_seed,
         devices=tuple(dict.fromkeys(devices)),
         style=_choice(section, "style", STYLES, detect_style(root)),
         test_file=test_file,

@@ -37,6 +37,25 @@ class FuzzOutputError(ValueError):
     """The fuzzer's output cannot be read as a failing program."""
 
 
+class FuzzerDidNotRun(FuzzOutputError):
+    """The fuzzer itself failed (a usage error, a missing file, an import error): the seed
+    says nothing, clean or not."""
+
+
+def check_ran(output: str, exit_code: int | None, script: str | None = None) -> None:
+    """Raise `FuzzerDidNotRun` unless the run reached the fuzzer's work: a clean seed is an exit 0
+    (a failing one prints its program; `parse_fuzz_output` reads that). TorchFuzz prints
+    `Using seed: N` first; a repository's own fuzzer may print anything, but must exit 0."""
+    failure_printed = _FAILURE_HEADER in output or _SOURCE_HEADER in output
+    if failure_printed:
+        return
+    tail = "\n".join(output.strip().splitlines()[-6:])
+    if exit_code != 0:
+        raise FuzzerDidNotRun(f"the fuzzer did not run (exit code {exit_code}, no program printed): {tail}"[:1500])
+    if script and script.endswith("torchfuzz/fuzzer.py") and "Using seed:" not in output:
+        raise FuzzerDidNotRun(f"TorchFuzz exited 0 without running a seed (no 'Using seed:' line): {tail}"[:1500])
+
+
 @dataclass(frozen=True)
 class FuzzFinding:
     """A failing fuzzed program and how it failed."""

@@ -1,16 +1,17 @@
 """Run a fuzzed program, or a command that edits the checkout, in the sandbox over a checkout.
 
-`ProgramRunner.run(source, timeout_s)`: a `TreeRunner` over the checkout (packed once) whose
-command is always `python repro.py`, the program being written into the copy as `repro.py`;
-it runs with the checkout as its working directory (so it imports the repository's own code).
-The result is a `ProcessResult`, the shape the minimizer's oracle reads.
+`ProgramRunner.run(source, timeout_s)`: a `TreeRunner` over the checkout (bound read-only)
+whose command is always `python repro.py`, the program being placed into the tree as
+`repro.py`; it runs with the checkout as its working directory (so it imports the repository's
+own code). The result is a `ProcessResult`, the shape the minimizer's oracle reads.
 
-`run_in_copy(sandbox, root, command, ...)`: a shell command (a fix agent, a linter) runs in
-the sandbox over a copy of the checkout; afterwards the bootstrap lists what the command
-changed (file digests before and after) and prints those files, zipped, after a marker line.
-`apply_changes` writes them into the real worktree, refusing any path that leaves it, goes
-into `.git` or passes through a symlink. So the command's only lasting effect is on the
-worktree's files, whatever it does in the sandbox; it has no `.git` (no history rewriting).
+`run_in_copy(sandbox, root, command, ...)`: a shell command (a fix agent, a linter) that may
+edit any file runs over a COPY: the checkout is bound read-only at /tmp/src, copied (`cp -a`,
+links as links) to /tmp/work on the sandbox's tmpfs (sized to the checkout), and the command
+runs there. Afterwards the bootstrap lists what changed (size and mtime first, then bytes) and
+prints those files, zipped, after a marker line. `apply_changes` writes them into the real
+worktree, refusing any path that leaves it, goes into `.git` or passes through a symlink. So the
+command's only lasting effect is on the worktree's files; it has no `.git` (no history rewriting).
 """
 
 from __future__ import annotations
@@ -19,36 +20,47 @@ import base64
 import io
 import json
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from app.engine.sandbox.layer import WORK, TreeLayer, tree_bytes
 from app.engine.sandbox.runner import ProcessResult, Sandbox
-from app.engine.sandbox.treerun import DEFAULT_MAX_BYTES, WORK, TreeRunner, pack_tree
+from app.engine.sandbox.treerun import TreeRunner
 
 PROGRAM_FILE = "repro.py"
 CHANGES_MARKER = "@@scrub-changes@@ "
+SOURCE = "/tmp/src"
 
 _COMMAND_BOOT = '''\
-import base64, hashlib, io, json, os, subprocess, sys, zipfile
-WORK = {work!r}
-zipfile.ZipFile(io.BytesIO(base64.b64decode(DATA))).extractall(WORK)
+import base64, io, json, os, subprocess, sys, zipfile
+SRC, WORK = {src!r}, {work!r}
+copied = subprocess.call(["cp", "-a", "--no-preserve=ownership", SRC + "/.", WORK])
+if copied != 0:
+    print("scrub: could not copy the checkout onto the sandbox's tmpfs", flush=True)
+    sys.exit(copied)
+SKIP = (".git", "__pycache__", ".pytest_cache", ".ruff_cache")
 
-def digests():
+def files(top_dir):
     out = {{}}
-    for top, dirs, files in os.walk(WORK):
-        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__", ".pytest_cache", ".ruff_cache")]
-        for name in files:
+    for top, dirs, names in os.walk(top_dir):
+        dirs[:] = [d for d in dirs if d not in SKIP]
+        for name in names:
             path = os.path.join(top, name)
-            if os.path.islink(path) or not os.path.isfile(path):
-                continue
-            with open(path, "rb") as handle:
-                out[os.path.relpath(path, WORK)] = hashlib.sha256(handle.read()).hexdigest()
+            if not os.path.islink(path) and os.path.isfile(path):
+                out[os.path.relpath(path, top_dir)] = os.stat(path)
     return out
 
-before = digests()
+def same(rel, mine, theirs):
+    if theirs is None or mine.st_size != theirs.st_size:
+        return False
+    if mine.st_mtime_ns == theirs.st_mtime_ns:
+        return True
+    with open(os.path.join(WORK, rel), "rb") as a, open(os.path.join(SRC, rel), "rb") as b:
+        return a.read() == b.read()
+
 code = subprocess.call(["bash", "-c", COMMAND], cwd=WORK, stdin=subprocess.DEVNULL)
-after = digests()
-changed = sorted(p for p in after if before.get(p) != after[p])
+before, after = files(SRC), files(WORK)
+changed = sorted(p for p in after if not same(p, after[p], before.get(p)))
 deleted = sorted(p for p in before if p not in after)
 buffer = io.BytesIO()
 with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -69,15 +81,20 @@ class ProgramRunner:
     """Runs fuzzed programs over a checkout; callable as the minimizer's `run(source, timeout)`.
 
     The minimizer's oracle takes a program, not an argv, so this adapts a `TreeRunner` (which
-    ships the checkout) rather than repeating it."""
+    binds the checkout, and a build's binaries when it has them) rather than repeating it."""
 
     sandbox: Sandbox
     root: Path
-    max_bytes: int = DEFAULT_MAX_BYTES
+    binds: dict[str, str] = field(default_factory=dict)
     _tree: TreeRunner = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._tree = TreeRunner(self.sandbox, self.root, self.max_bytes)
+        self._tree = TreeRunner(self.sandbox, self.root, self.binds)
+
+    @classmethod
+    def over(cls, tree: TreeRunner) -> ProgramRunner:
+        """A program runner with `tree`'s sandbox, checkout and build."""
+        return cls(tree.sandbox, Path(tree.root), dict(tree.binds))
 
     def run(self, source: str, timeout_s: float) -> ProcessResult:
         return self._tree.run([PROGRAM_FILE], timeout_s, files={PROGRAM_FILE: source})
@@ -95,13 +112,17 @@ class CommandRun:
 
 
 def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
-                max_bytes: int = DEFAULT_MAX_BYTES) -> CommandRun:
+                binds: dict[str, str] | None = None) -> CommandRun:
     """Run `bash -c command` over a copy of `root` in `sandbox`; what it changed comes back.
-    The sandbox's `tail_bytes` must hold the changes line (`fix_sandbox` sizes it)."""
-    data = base64.b64encode(pack_tree(root, max_bytes)).decode()
-    script = (f"DATA = {data!r}\nCOMMAND = {command!r}\n"
-              + _COMMAND_BOOT.format(work=WORK, marker=CHANGES_MARKER))
-    result = sandbox.run(script, timeout_s=timeout_s, filename="scrub_boot.py")
+    The sandbox's `tail_bytes` must hold the changes line (`fix_sandbox` sizes it); its /tmp
+    is grown to hold the copy twice over (the copy, and what the command writes)."""
+    limits = sandbox.spec.limits
+    needed_mb = 2 * (tree_bytes(root) >> 20) + 512
+    if needed_mb > limits.tmpfs_mb:
+        sandbox = Sandbox(replace(sandbox.spec, limits=replace(limits, tmpfs_mb=needed_mb)), sandbox._uids)
+    script = f"COMMAND = {command!r}\n" + _COMMAND_BOOT.format(src=SOURCE, work=WORK, marker=CHANGES_MARKER)
+    layer = TreeLayer(Path(root), binds=dict(binds or {}), dest=SOURCE)
+    result = sandbox.run(script, timeout_s=timeout_s, filename="scrub_boot.py", layer=layer)
     text = result.output.text()  # head + tail: the changes line is the last one
     at = text.rfind("\n" + CHANGES_MARKER)
     if at < 0 or result.timed_out:

@@ -2,7 +2,13 @@
 
 One bare mirror per repository lives under a cache dir and is updated with `git fetch`;
 each job gets a `git worktree` at the failing commit, so a second job on the same repo costs
-a fetch, not a clone. Remotes may be `file://` URLs, local paths or https URLs carrying a
+a fetch, not a clone. The mirror is a partial clone (`--filter=blob:none`): every commit and
+tree, but a file's contents only once a worktree needs them (pytorch/pytorch's history is ~4 GB,
+nearly all of it old blobs; its commits and trees are what finding a build's nearest nightly
+needs). Git fetches a worktree's missing blobs from `origin` in one batch; `worktree(...,
+remote=URL)` hands it the URL (with its token) for that on the command line only. Submodules
+are checked out only when asked (`submodules=True`, an operator's setting: their URLs come from
+the untrusted tree, so only https remotes are allowed). Remotes may be `file://` URLs, local paths or https URLs carrying a
 token (`https://x-access-token:TOKEN@github.com/o/r.git`). The token is never written to disk
 (fetches and pushes name the URL on the command line; the mirror's stored remote is the
 redacted URL) and never appears in an error: every message goes through `redact`.
@@ -56,11 +62,14 @@ def _git_env() -> dict[str, str]:
     return env
 
 
-def git(*args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S, check: bool = True) -> str:
-    """Run `git args...` and return stdout; raise `GitError` (redacted) when it fails."""
+def git(*args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S, check: bool = True,
+        config: dict[str, str] | None = None) -> str:
+    """Run `git args...` and return stdout; raise `GitError` (redacted) when it fails.
+    `config`: `-c name=value` settings for this command only (and the git it starts)."""
+    options = [item for name, value in (config or {}).items() for item in ("-c", f"{name}={value}")]
     try:
         proc = subprocess.run(
-            ["git", *args], cwd=cwd, env=_git_env(), capture_output=True, text=True, timeout=timeout
+            ["git", *options, *args], cwd=cwd, env=_git_env(), capture_output=True, text=True, timeout=timeout
         )
     except subprocess.TimeoutExpired:
         raise GitError(redact(f"git {' '.join(args[:2])} timed out after {timeout:.0f}s")) from None
@@ -121,31 +130,39 @@ class MirrorCache:
         with _locked(mirror.with_suffix(".lock")):
             if not (mirror / "HEAD").exists():
                 git("init", "--bare", "--quiet", str(mirror))
-                git("remote", "add", "origin", redact(url), cwd=mirror)
-            git("fetch", "--quiet", "--prune", "--force", url, *_FETCH_REFSPECS, cwd=mirror)
+            _make_partial(mirror, redact(url))
+            fetch = ("fetch", "--quiet", "--filter=blob:none")
+            git(*fetch, "--prune", "--force", "origin", *_FETCH_REFSPECS, cwd=mirror, config=_origin(url))
             if commit and not has_commit(mirror, commit):
                 # A commit that no branch points at any more (a force-pushed PR head).
-                git("fetch", "--quiet", url, commit, cwd=mirror, check=False)
+                git(*fetch, "origin", commit, cwd=mirror, check=False, config=_origin(url))
                 if not has_commit(mirror, commit):
                     raise GitError(f"commit {commit} not found in {redact(url)}")
         return mirror
 
-    def worktree(self, key: str, commit: str, dest: Path) -> Path:
-        """A detached worktree of the mirror at `commit` in `dest`; reused if already there."""
+    def worktree(self, key: str, commit: str, dest: Path, *, remote: str | Path | None = None,
+                 submodules: bool = False) -> Path:
+        """A detached worktree of the mirror at `commit` in `dest`; reused if already there.
+        `remote`: where missing blobs come from (default: the mirror's stored, redacted origin)."""
         _require_sha(commit)
         mirror = self.path_for(key)
+        stored = git("config", "--get", "scrub.origin", cwd=mirror, check=False).strip()
+        config = _origin(remote_url(remote) if remote else stored) if (remote or stored) else {}
         with _locked(mirror.with_suffix(".lock")):
             git("worktree", "prune", cwd=mirror)
             if (dest / ".git").exists():
                 head = git("rev-parse", "HEAD", cwd=dest).strip()
                 wanted = git("rev-parse", f"{commit}^{{commit}}", cwd=mirror).strip()
                 if head == wanted:
-                    git("reset", "--hard", "--quiet", cwd=dest)
+                    git("reset", "--hard", "--quiet", cwd=dest, config=config)
                     git("clean", "-fdxq", cwd=dest)
                     return dest
                 git("worktree", "remove", "--force", str(dest), cwd=mirror)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            git("worktree", "add", "--detach", "--force", str(dest), commit, cwd=mirror)
+            git("worktree", "add", "--detach", "--force", str(dest), commit, cwd=mirror, config=config)
+            if submodules and (dest / ".gitmodules").is_file():
+                git("submodule", "update", "--init", "--recursive", "--depth", "1", cwd=dest,
+                    config={**config, "protocol.allow": "never", "protocol.https.allow": "always"})
         return dest
 
 
@@ -160,11 +177,34 @@ class MirrorCache:
             git("worktree", "prune", cwd=mirror, check=False)
 
 
+def _origin(url: str) -> dict[str, str]:
+    """`-c` settings that point `origin` at `url` for one command (the token never hits disk)."""
+    return {"remote.origin.url": url, "uploadpack.allowFilter": "true"}
+
+
+def _make_partial(mirror: Path, shown_url: str) -> None:
+    """Mark `origin` as the promisor of a blobless partial clone (idempotent). Its URL is never
+    stored (every command names it with `-c`); `scrub.origin` keeps the redacted one for people,
+    and for lazy fetches of a remote that needs no token."""
+    git("config", "--unset-all", "remote.origin.url", cwd=mirror, check=False)
+    for name, value in (("core.repositoryformatversion", "1"), ("extensions.partialClone", "origin"),
+                        ("remote.origin.promisor", "true"), ("remote.origin.partialclonefilter", "blob:none"),
+                        ("scrub.origin", shown_url)):
+        git("config", name, value, cwd=mirror)
+
+
 def has_commit(repo: Path, commit: str) -> bool:
     """Whether `commit` names a commit object present in `repo`."""
     proc = subprocess.run(
         ["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=repo, env=_git_env(), capture_output=True
     )
+    return proc.returncode == 0
+
+
+def is_ancestor(repo: Path, ancestor: str, commit: str) -> bool:
+    """Whether `ancestor` is `commit` or one of its ancestors (both present in `repo`)."""
+    proc = subprocess.run(["git", "merge-base", "--is-ancestor", ancestor, commit], cwd=repo, env=_git_env(),
+                          capture_output=True)
     return proc.returncode == 0
 
 

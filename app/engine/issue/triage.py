@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.domain import Verdict
 from app.engine.issue import repro_facts
 from app.engine.issue.python_names import undefined_names, without_comments
 
@@ -22,8 +23,8 @@ Json = dict[str, Any]
 ACTIONABLE = "actionable"
 # Decisions that stop the pipeline before review; "closed" also forbids any write.
 STOP_DECISIONS = (
-    "closed", "duplicate", "feature", "better-engineering", "tracker", "needs-reproduction",
-    "screenshot-only", "unavailable-hardware",
+    Verdict.closed, Verdict.duplicate, Verdict.feature, Verdict.better_engineering, Verdict.tracker,
+    Verdict.needs_reproduction, Verdict.screenshot_only, Verdict.unavailable_hardware,
 )
 NEEDS_REPRO_LABEL = "needs reproduction"
 
@@ -103,32 +104,32 @@ def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_worker
     """
     title, body, labels = issue.get("title") or "", issue.get("body") or "", _labels(issue)
     if issue.get("state") == "closed":
-        return Triage("closed", f"the issue is closed ({issue.get('state_reason') or 'closed'}); nothing to do")
+        return Triage(Verdict.closed, f"the issue is closed ({issue.get('state_reason') or 'closed'}); nothing to do")
     if "duplicate" in labels:
-        return Triage("duplicate", "marked as a duplicate of another issue")
+        return Triage(Verdict.duplicate, "marked as a duplicate of another issue")
     if _TRACKER_TITLE.search(title) or len(_CHECKLIST_ISSUE.findall(body)) >= 2 or "tracker" in labels:
-        return _label_decision(issue, labels, "tracker", "tracker", "a tracking issue, not a single bug")
+        return _label_decision(issue, labels, Verdict.tracker, "tracker", "a tracking issue, not a single bug")
     if _FEATURE_TITLE.search(title) or _FEATURE_BODY.search(body) or labels & {"feature", "enhancement"}:
-        return _label_decision(issue, labels, "feature", "feature", "a feature request, not a bug report")
+        return _label_decision(issue, labels, Verdict.feature, "feature", "a feature request, not a bug report")
     if _BE_TITLE.search(title) or "better-engineering" in labels:
         return _label_decision(
-            issue, labels, "better-engineering", "better-engineering", "a refactoring / better-engineering task"
+            issue, labels, Verdict.better_engineering, "better-engineering", "a refactoring / better-engineering task"
         )
     if repro is None:
         if images:
             return _label_decision(
-                issue, labels, "screenshot-only", NEEDS_REPRO_LABEL,
+                issue, labels, Verdict.screenshot_only, NEEDS_REPRO_LABEL,
                 "the repro is only in a screenshot; a copyable script is needed",
             )
-        return _label_decision(issue, labels, "needs-reproduction", NEEDS_REPRO_LABEL, "no repro script in the issue")
+        return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL, "no repro script in the issue")
     if not repro.self_contained:
         missing = ", ".join(undefined_names(repro.source)[:5])
-        return _label_decision(issue, labels, "needs-reproduction", NEEDS_REPRO_LABEL,
+        return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL,
                                f"the code is a fragment: it uses {missing or 'names'} without defining them")
     remove = [NEEDS_REPRO_LABEL] if NEEDS_REPRO_LABEL in labels else []
     hardware = unavailable_hardware(repro.source, gpu_workers)
     if hardware:
-        return Triage("unavailable-hardware", f"the repro needs {hardware}, which no worker has", remove_labels=remove)
+        return Triage(Verdict.unavailable_hardware, f"the repro needs {hardware}, which no worker has", remove_labels=remove)
     cuda = needs_cuda(repro.source)
     if cuda and repro_facts.cpu_is_the_wrong_side(f"{title}\n{body}"):
         cpu = repro_facts.cpu_part(repro.source)

@@ -24,6 +24,8 @@ from typing import Any
 
 import jinja2
 
+from app.domain import Verdict
+
 _MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
 _MARKER = re.compile(r"<!--(\s*scrubbot)", re.IGNORECASE)
 _BACKTICKS = re.compile(r"`+")
@@ -143,8 +145,10 @@ class Notice:
     repro: str = ""  # which block ran ("the issue body by op, line 3: `x = ...`"), already safe
 
 
-NOTICE_KINDS = ("screenshot-only", "unavailable-hardware", "inconclusive", "missing-dependency", "awaiting-approval",
-                "passes-now")
+# The notices this module's template writes; each is a verdict a run stops at (a kind declares
+# the ones its runs post: `Kind.notices`).
+NOTICE_KINDS = (Verdict.screenshot_only, Verdict.unavailable_hardware, Verdict.inconclusive, Verdict.missing_dependency,
+                Verdict.awaiting_approval, Verdict.passes_now)
 
 
 def render_notice(notice: Notice) -> str:

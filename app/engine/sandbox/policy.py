@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from app.engine.sandbox.environments import probe_interpreter
+from app.engine.sandbox.layer import TreeLayer, layer_args, materialize
 
 SandboxKind = Literal["bwrap", "none"]
 WORKDIR = "/tmp"
@@ -104,9 +105,14 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
     return env
 
 
-def _prlimit_args(limits: Limits, timeout_s: float | None, threads: int | None, nproc: int) -> list[str]:
+def _prlimit_args(limits: Limits, timeout_s: float | None, threads: int | None, nproc: int,
+                  gpu: bool = False) -> list[str]:
+    # RLIMIT_AS bounds memory for CPU runs. A GPU run leaves it unlimited: the CUDA driver
+    # reserves address space far beyond any memory it uses (unified addressing maps the GPUs'
+    # memory into the process), so `cuInit` fails under a few-GiB limit. The sandbox's memory
+    # cgroup (when one can be made) still bounds what a GPU run really uses.
     args = [
-        f"--as={limits.memory_mb << 20}",
+        f"--as={'unlimited' if gpu else limits.memory_mb << 20}",
         f"--nproc={nproc}",
         f"--fsize={limits.fsize_mb << 20}",
         f"--nofile={limits.nofile}",
@@ -120,16 +126,16 @@ def _prlimit_args(limits: Limits, timeout_s: float | None, threads: int | None, 
     return ["prlimit", *args, "--"]
 
 
-def _traversable_by_others(path: str) -> bool:
-    """Whether a uid with no privileges and no groups can reach `path` (o+x on every dir)."""
+def _deepest_closed(path: str) -> str | None:
+    """The deepest directory from / down to `path` that others cannot traverse, or None."""
     current = Path(path)
     for part in (current, *current.parents):
         try:
             if not os.stat(part).st_mode & stat.S_IXOTH:
-                return False
+                return str(part)
         except OSError:
-            return False
-    return True
+            return str(part)
+    return None
 
 
 def _system_binds() -> list[str]:
@@ -142,10 +148,19 @@ def _system_binds() -> list[str]:
     return args
 
 
+# What the CUDA driver and NVML read besides /dev/nvidia*: PCI topology and device attributes
+# (`/sys/bus/pci/devices/*` link into `/sys/devices`), CPU and NUMA layout, the driver module's
+# parameters. Read-only; /proc/driver/nvidia comes with the sandbox's own /proc.
+GPU_SYS_PATHS = ("/sys/devices", "/sys/bus", "/sys/class", "/sys/module")
+
+
 def _gpu_binds() -> list[str]:
     args: list[str] = []
     for node in sorted(glob.glob("/dev/nvidia*")):
         args += ["--dev-bind", node, node]
+    for path in GPU_SYS_PATHS:
+        if os.path.isdir(path):
+            args += ["--ro-bind", path, path]
     return args
 
 
@@ -181,25 +196,46 @@ def check_file_names(files: Mapping[str, bytes]) -> None:
 
 def bwrap_launch(spec: SandboxSpec, uid: int | None, files: Mapping[str, bytes], command: Sequence[str],
                  timeout_s: float | None, cgroup_procs: Sequence[str] = (), bwrap: str = "bwrap",
-                 user_tasks: int = 0) -> Launch:
+                 user_tasks: int = 0, layer: TreeLayer | None = None) -> Launch:
     """The launch chain of `runner.py`'s docstring for `command`, with `files` in /tmp.
 
     `uid`: root mode, drop to this leased host uid. None: user mode, the caller is an ordinary
     user and bwrap builds the sandbox in a user namespace of its own; RLIMIT_NPROC then counts
     the caller's own tasks, so it is `user_tasks` (what the caller runs now) + `limits.nproc`.
+    `layer`: a checkout bound at `layer.dest` (`app.engine.sandbox.layer`), the working directory.
     """
     check_file_names(files)
     interpreter = probe_interpreter(spec.python)
     stage_root = Path(spec.state_dir) / "stage"
-    staged: list[tuple[str, str]] = []  # (host dir, traversable mount point)
+    staged: list[tuple[str, str]] = []  # (host path, traversable mount point)
+
+    def stage(path: str, *, whole: bool = False) -> str:
+        """Where the leased uid finds `path`: itself, or (root mode, behind a directory it cannot
+        traverse) a mount point the launcher binds a directory on the way to it to first: the
+        one just below the deepest closed directory, so one staging serves a whole subtree.
+        `whole`: the uid must also traverse `path` itself (a directory whose entries it reads)."""
+        if uid is None:
+            return path
+        for host, mount_point in staged:
+            if path == host or path.startswith(host.rstrip("/") + "/"):
+                return mount_point + path[len(host):]
+        closed = _deepest_closed(path if whole else (os.path.dirname(path) or "/"))
+        if closed is None:
+            return path
+        top = path if closed == path else path[:len(closed.rstrip("/")) + 1] + \
+            path[len(closed.rstrip("/")) + 1:].split("/", 1)[0]
+        # A directory and a file need different mount points (two launches share the names).
+        mount_point = str(stage_root / f"{'' if os.path.isdir(top) else 'f'}{len(staged)}")
+        staged.append((top, mount_point))
+        return mount_point + path[len(top):]
+
     binds: list[str] = []
-    for index, path in enumerate(interpreter.paths):
-        source = path
-        if uid is not None and not _traversable_by_others(path):
-            source = str(stage_root / str(index))
-            staged.append((path, source))
-        binds += ["--ro-bind", source, path]
+    for path in interpreter.paths:
+        binds += ["--ro-bind", stage(path, whole=True), path]
     fds: list[int] = []
+    tree_args: list[str] = []
+    if layer is not None:
+        tree_args, fds = layer_args(layer, source=stage)
     file_args: list[str] = []
     for name, content in files.items():
         fd = os.memfd_create(f"scrub-{name}", 0)
@@ -224,16 +260,20 @@ def bwrap_launch(spec: SandboxSpec, uid: int | None, files: Mapping[str, bytes],
         # After the tmpfs mounts, so an interpreter in a venv under $HOME or /tmp stays visible
         # (read-only) instead of being hidden by the empty HOME or the private /tmp.
         *binds,
-        *file_args, "--remount-ro", "/", "--chdir", WORKDIR,
+        *tree_args, *file_args, "--remount-ro", "/", "--chdir", layer.dest if layer else WORKDIR,
         "--clearenv", *env_args, "--", *command,
     ]
     if uid is None:
-        argv = _prlimit_args(limits, timeout_s, spec.threads, user_tasks + limits.nproc) + argv
+        argv = _prlimit_args(limits, timeout_s, spec.threads, user_tasks + limits.nproc, spec.gpu) + argv
     else:
         drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
-        argv = drop + _prlimit_args(limits, timeout_s, spec.threads, limits.nproc) + argv
-    for _, mount_point in staged:
-        os.makedirs(mount_point, mode=0o755, exist_ok=True)
+        argv = drop + _prlimit_args(limits, timeout_s, spec.threads, limits.nproc, spec.gpu) + argv
+    for host, mount_point in staged:
+        if os.path.isdir(host):
+            os.makedirs(mount_point, mode=0o755, exist_ok=True)
+        else:  # a file (a placed binary) is bound onto a file
+            os.makedirs(os.path.dirname(mount_point), mode=0o755, exist_ok=True)
+            open(mount_point, "a").close()
     if staged or cgroup_procs:
         pairs = [item for pair in staged for item in pair]
         prefix = ["unshare", "--mount", "--propagation", "private", "--"] if staged else []
@@ -242,13 +282,18 @@ def bwrap_launch(spec: SandboxSpec, uid: int | None, files: Mapping[str, bytes],
 
 
 def plain_launch(spec: SandboxSpec, files: Mapping[str, bytes], command: Sequence[str],
-                 timeout_s: float | None) -> Launch:
-    """Trusted mode: the same environment and rlimits, a host temp dir as cwd, no isolation."""
+                 timeout_s: float | None, layer: TreeLayer | None = None) -> Launch:
+    """Trusted mode: the same environment and rlimits, a host temp dir as cwd, no isolation
+    (a `layer` is materialized as a copy there: trusted code may write anywhere in it)."""
     check_file_names(files)
     workdir = tempfile.mkdtemp(prefix="scrub-trusted-")
     os.makedirs(os.path.join(workdir, "home"))
     for name, content in files.items():
         Path(workdir, name).write_bytes(content)
+    cwd = workdir
+    if layer is not None:
+        cwd = os.path.join(workdir, "work")
+        materialize(layer, Path(cwd))
     env = sandbox_env(spec) | {"HOME": os.path.join(workdir, "home"), "TMPDIR": workdir}
-    argv = _prlimit_args(spec.limits, timeout_s, spec.threads, spec.limits.nproc) + list(command)
-    return Launch(argv, (), workdir, env, host_workdir=workdir)
+    argv = _prlimit_args(spec.limits, timeout_s, spec.threads, spec.limits.nproc, spec.gpu) + list(command)
+    return Launch(argv, (), cwd, env, host_workdir=workdir)

@@ -42,6 +42,7 @@ from typing import IO
 
 from app.engine.sandbox.capture import CapturedOutput, OutputBuffer, drain_until
 from app.engine.sandbox.cgroups import sandbox_cgroups
+from app.engine.sandbox.layer import TreeLayer
 from app.engine.sandbox.policy import Limits, SandboxKind, SandboxSpec, bwrap_launch, plain_launch, sandbox_env
 from app.engine.sandbox.uids import UidPool, kill_processes_of_uid, tasks_of_uid
 from app.engine.sandbox.userns import SandboxMode, SandboxUnavailable, check_user_namespaces, current_mode
@@ -131,13 +132,17 @@ class Sandbox:
                                      "(or your distribution's package); trusted code may run with SCRUB_SANDBOX=none")
         return os.path.abspath(found)
 
-    def run(self, source: str, *, timeout_s: float, trusted: bool = False, argv: Sequence[str] = (),
-            filename: str = "repro.py") -> ProcessResult:
-        """Run `source` as `python <filename> *argv` in a fresh sandbox; wait at most `timeout_s`."""
+    def run(self, source: str | None, *, timeout_s: float, trusted: bool = False, argv: Sequence[str] = (),
+            filename: str = "repro.py", layer: TreeLayer | None = None) -> ProcessResult:
+        """Run `source` as `python <filename> *argv` in a fresh sandbox; wait at most `timeout_s`.
+        `source=None`: `python *argv`. `layer`: a checkout as the working directory."""
         buffer = OutputBuffer(self.spec.limits.head_bytes, self.spec.limits.tail_bytes)
-        command = [self.spec.python, filename, *argv]
+        files = {} if source is None else {filename: source.encode()}
+        # The file lands in /tmp; a layer's working directory (/tmp/work) is one level below it.
+        script = filename if layer is None else os.path.relpath(f"/tmp/{filename}", layer.dest)
+        command = [self.spec.python, *([] if source is None else [script]), *argv]
         started = time.monotonic()
-        with self.spawn({filename: source.encode()}, command, trusted=trusted, timeout_s=timeout_s,
+        with self.spawn(files, command, trusted=trusted, timeout_s=timeout_s, layer=layer,
                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as process:
             finished = drain_until(process.popen.stdout.fileno(), buffer, started + timeout_s)
             if not finished:
@@ -159,7 +164,7 @@ class Sandbox:
     def spawn(self, files: Mapping[str, bytes], command: Sequence[str], *, trusted: bool = False,
               timeout_s: float | None = None, stdin: int | None = subprocess.DEVNULL,
               stdout: int | None = subprocess.PIPE, stderr: int | IO | None = subprocess.STDOUT,
-              slots: int = 1) -> Iterator[SpawnedProcess]:
+              slots: int = 1, layer: TreeLayer | None = None) -> Iterator[SpawnedProcess]:
         """Start `command` in the sandbox with `files` in its working dir; kill all of it on exit.
 
         For long-lived processes (the fork server's zygote). The uid lease, if any, is held
@@ -169,7 +174,7 @@ class Sandbox:
         self.check_trust(trusted)
         with ExitStack() as stack:
             if self.spec.kind == "none":
-                launch = plain_launch(self.spec, files, command, timeout_s)
+                launch = plain_launch(self.spec, files, command, timeout_s, layer=layer)
                 stack.callback(shutil.rmtree, launch.host_workdir, ignore_errors=True)
                 uid = None
             else:
@@ -180,7 +185,7 @@ class Sandbox:
                 procs = stack.enter_context(sandbox_cgroups(name, memory_bytes=total_mb << 20, pids=limits.nproc))
                 user_tasks = tasks_of_uid(os.getuid()) if uid is None else 0
                 launch = bwrap_launch(self.spec, uid, files, command, timeout_s, cgroup_procs=procs,
-                                      bwrap=self._bwrap(), user_tasks=user_tasks)
+                                      bwrap=self._bwrap(), user_tasks=user_tasks, layer=layer)
             try:
                 popen = subprocess.Popen(
                     launch.argv, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=launch.pass_fds,

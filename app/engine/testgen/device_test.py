@@ -12,7 +12,9 @@ expected-failure marker (the verify steps and the two commits need both):
 - `pytest`: a function parametrized over the devices; the failing ones carry
   `pytest.mark.xfail(strict=True)`.
 
-A program that names no device becomes one case, marked as a whole. The seed, the fuzzer's
+A program that names no device becomes one case, marked as a whole. The body is cleaned
+first (`app.engine.testgen.fuzz_body`): no leaked global state, readable names, a comparison
+that fails the test with a message naming the bug. The seed, the fuzzer's
 command and the devices go into a comment above the test. `insert_test` adds the block to an
 existing file (missing imports after its last top-level import, the block before its
 `if __name__ == "__main__":`) or makes a new file.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from app.engine.testgen.fuzz_body import clean_body
 from app.engine.testgen.repro_test import prepare_repro_body
 
 _DEVICE_DECORATORS = {"cpu": "CPU", "cuda": "CUDA", "mps": "MPS", "xpu": "XPU", "meta": "Meta", "hpu": "HPU"}
@@ -86,7 +89,8 @@ class _AssertEqual(ast.NodeTransformer):
 
 
 def _body(spec: FuzzTestSpec) -> tuple[str, bool]:
-    body = prepare_repro_body(spec.program)
+    body = clean_body(prepare_repro_body(spec.program), style=spec.style,
+                      device="device" if spec.devices else "'cpu'", bug=spec.reason)
     if spec.style != "pytorch":
         return body, False
     tree = ast.parse(body)
@@ -134,7 +138,8 @@ def _pytorch_block(spec: FuzzTestSpec, body: str, comment: str, marked: bool) ->
     imports: list[tuple[str, str]] = [(COMMON_UTILS, "TestCase")]
     if not spec.devices:
         decorator = "    @unittest.expectedFailure\n" if marked else ""
-        imports.append(("", "unittest"))
+        if marked:  # the unmarked file (the fix commit) must not keep an unused import
+            imports.append(("", "unittest"))
         return (f"{comment}class {klass}(TestCase):\n{decorator}    def {spec.name}(self):\n"
                 f"{_indent(body, 2)}", imports)
     decorators = ""

@@ -25,16 +25,18 @@ import re
 import signal as signals
 from typing import Any
 
+from app.domain import Verdict
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.script import ScriptFacts, own_check_failed, says
 from app.engine.verdict.signature import WRAPPER_CLASSES, parse_chain, short_class, traceback_frames
 from app.engine.verdict.values import StatedValues, compare
 
-REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = "reproduces", "fixed", "different-error", "inconclusive"
+# The verdict words are the domain's (`app.domain.Verdict`); these names are kept for the engine's callers.
+REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = Verdict.reproduces, Verdict.fixed, Verdict.different_error, Verdict.inconclusive
 # It passes now, but nothing witnesses that this script ever showed the bug: no close.
-PASSES_NOW = "passes-now"
-MISSING_DEPENDENCY = "missing-dependency"
-UNAVAILABLE_HARDWARE = "unavailable-hardware"
+PASSES_NOW = Verdict.passes_now
+MISSING_DEPENDENCY = Verdict.missing_dependency
+UNAVAILABLE_HARDWARE = Verdict.unavailable_hardware
 # The run stopped because the worker has no GPU: nothing is known about the bug.
 _NO_GPU = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|no CUDA GPUs are available"
                      r"|CUDA driver initialization failed|Attempting to deserialize object on a CUDA device"

@@ -27,12 +27,14 @@ import re
 import signal as signals
 from dataclasses import dataclass, field
 
+from app.domain import RerunVerdict
 from app.engine.verdict.flaky import SequentialRule, wilson_interval
 from app.engine.sandbox.runner import ProcessResult
 from app.engine.verdict.signature import short_class
 
 FAIL, OTHER, PASS, TIMEOUT, ERROR = "fail", "other", "pass", "timeout", "error"
-DETERMINISTIC, FLAKY, NOT_REPRODUCIBLE, CANNOT_RUN = "deterministic", "flaky", "not_reproducible", "cannot_run"
+DETERMINISTIC, FLAKY, NOT_REPRODUCIBLE, CANNOT_RUN = (RerunVerdict.deterministic, RerunVerdict.flaky,
+                                                     RerunVerdict.not_reproducible, RerunVerdict.cannot_run)
 
 _FAILED_LINE = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<msg>.+)$", re.MULTILINE)
 _E_LINE = re.compile(r"^E\s+(?P<exc>[\w.]+(?:Error|Exception|Failure|Interrupt|Exit|Warning)\b)", re.MULTILINE)

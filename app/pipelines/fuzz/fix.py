@@ -21,7 +21,9 @@ from app.engine.fuzz.treework import ChangesRefused, apply_changes, run_in_copy
 from app.engine.git.repo import git
 from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec
 from app.pipelines.base import RunContext, StageResult
-from app.pipelines.ci.job import ensure_checkout, halt, halted, phase_clock, run_timeout, tree_runner
+from app.pipelines.kit.checkout import ensure_checkout
+from app.pipelines.kit.phases import halt, halted, phase_clock
+from app.pipelines.kit.sandbox import run_timeout, tree_runner
 from app.pipelines.fuzz.state import FuzzState
 from app.pipelines.fuzz.verify import check_test, related_tests
 

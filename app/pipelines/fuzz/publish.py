@@ -17,13 +17,15 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
+from app.domain import RunStatus
 from app.engine.fuzz.config import FuzzConfig
 from app.engine.fuzz.summary import FixSummary
 from app.engine.fuzz.treework import apply_changes, run_in_copy
 from app.engine.git.repo import GitError, commit_files, git, push_branch
 from app.engine.report.render import render_run_report
 from app.pipelines.base import RunContext, StageResult
-from app.pipelines.ci.job import drop_checkout, ensure_checkout, halt, halted, phase_clock, remote_for
+from app.pipelines.kit.checkout import drop_checkout, ensure_checkout, remote_for
+from app.pipelines.kit.phases import halt, halted, phase_clock
 from app.pipelines.fuzz.fix import fix_sandbox
 from app.pipelines.fuzz.report import build_report, outcome
 from app.pipelines.fuzz.state import FuzzState
@@ -140,5 +142,5 @@ def report_stage(ctx: RunContext, state: FuzzState) -> StageResult:
         drop_checkout(ctx, state.job)
     status, _ = outcome(state, ctx.settings)
     return StageResult(summary=f"{status}: {report.summary}"[:300], output={"report_status": status},
-                       end="failed" if status == "Failed" else "succeeded",
+                       end=RunStatus.failed if status == "Failed" else RunStatus.succeeded,
                        verdict=f"{status.lower()}: {state.error or 'no failing test'}"[:200])

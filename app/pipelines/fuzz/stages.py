@@ -13,8 +13,8 @@ two commits on `scrub/fuzz-<seed>` and a draft PR.
     publish    commit 1 the xfail test, commit 2 the fix; linted; pushed; draft PR   [pr]
     report     report.md; the run's status (app.pipelines.fuzz.report)
 
-The checkout, the sandbox, the phase clock and halting are the CI job's
-(`app.pipelines.ci.job`); untrusted code (the fuzzer, the program, the tests) runs only in the
+The checkout, the sandbox, the phase clock and halting are the kit's
+(`app.pipelines.kit`); untrusted code (the fuzzer, the program, the tests) runs only in the
 sandbox.
 """
 
@@ -33,8 +33,9 @@ from app.engine.sandbox.capture import CapturedOutput
 from app.engine.sandbox.runner import ProcessResult
 from app.engine.sandbox.treerun import TreeTooLarge
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
-from app.pipelines.ci.job import ensure_checkout, halt, halted, mirror_cache, phase_clock, remote_for, \
-    run_timeout, tree_runner
+from app.pipelines.kit.checkout import ensure_checkout, mirror_cache, remote_for
+from app.pipelines.kit.phases import halt, halted, phase_clock
+from app.pipelines.kit.sandbox import run_timeout, tree_runner
 from app.pipelines.fuzz.fix import fix_stage
 from app.pipelines.fuzz.publish import publish_stage, report_stage
 from app.pipelines.fuzz.state import DeviceRun, FuzzJob, FuzzState

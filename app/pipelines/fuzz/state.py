@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar
 
-from app.pipelines.ci.job import PHASED_DECODE, PhasedState
+from app.pipelines.kit.phases import PHASED_DECODE, PhasedState
 from app.pipelines.state import from_known
 
 

@@ -13,7 +13,9 @@ from app.engine.fuzz.config import FuzzConfig
 from app.engine.fuzz.placement import choose_test_file
 from app.engine.testgen.device_test import FuzzTestSpec, fuzz_test
 from app.pipelines.base import RunContext, StageResult
-from app.pipelines.ci.job import ensure_checkout, halt, halted, phase_clock, run_timeout, tree_runner
+from app.pipelines.kit.checkout import ensure_checkout
+from app.pipelines.kit.phases import halt, halted, phase_clock
+from app.pipelines.kit.sandbox import run_timeout, tree_runner
 from app.pipelines.fuzz.state import FuzzState
 from app.pipelines.fuzz.verify import check_test
 

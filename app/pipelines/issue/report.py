@@ -1,6 +1,6 @@
 """Pipeline state -> what the issue pipeline says: the comment, labels, close, and the run report.
 
-`build_report(ctx, state)` (the typed `IssueState`) decides, per verdict, what `publish` will
+`build_report(ctx, state, stage_names)` (the typed `IssueState`) decides, per verdict, what `publish` will
 write (a `PublishPlan`):
 
 | verdict | comment | labels | close |
@@ -22,7 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain import ISSUE_STAGES, StageSummary
+from collections.abc import Sequence
+
+from app.domain import StageSummary, Verdict
 from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
 from app.engine.verdict.signature import traceback_frames
@@ -36,23 +38,23 @@ from app.pipelines.issue.state import IssueState, PublishPlan, Reproduction
 from app.pipelines.state import plain
 
 Json = dict[str, Any]
-STAGE_ORDER = ISSUE_STAGES
 PASSES_NOW_LABEL = "passes now"  # it passes, but nothing witnesses a fix: for a person to confirm
-_NEXT_STEPS = {
-    "closed": "Nothing: the issue is closed.",
-    "feature": "Route to the feature backlog; no reproduction needed.",
-    "better-engineering": "Route to the better-engineering backlog.",
-    "tracker": "Nothing: tracking issues are not reproduced.",
-    "needs-reproduction": "Wait for the reporter to add a runnable repro.",
-    "screenshot-only": "Wait for the reporter to paste the repro as text.",
-    "unavailable-hardware": "Run it by hand on the hardware it needs, or ask for a single-device repro.",
-    verdicts.REPRODUCES: "Still a valid bug: triage to an owner.",
-    verdicts.FIXED: "Closed as fixed; reopen if the reporter still sees it.",
-    verdicts.DIFFERENT: "Check whether the new error is a setup change (renamed API) or a different bug.",
-    verdicts.INCONCLUSIVE: "Ask the reporter for an assertion or the exact error.",
-    verdicts.PASSES_NOW: "Confirm the fix by hand (or provision an older release) and close it.",
-    verdicts.MISSING_DEPENDENCY: "Run it on a machine with the package, or ask for a PyTorch-only repro.",
-    "duplicate": "Nothing: follow the original issue.",
+# The report's next step per verdict (the issue kind declares it: `KIND.next_steps`).
+NEXT_STEPS = {
+    Verdict.closed: "Nothing: the issue is closed.",
+    Verdict.feature: "Route to the feature backlog; no reproduction needed.",
+    Verdict.better_engineering: "Route to the better-engineering backlog.",
+    Verdict.tracker: "Nothing: tracking issues are not reproduced.",
+    Verdict.needs_reproduction: "Wait for the reporter to add a runnable repro.",
+    Verdict.screenshot_only: "Wait for the reporter to paste the repro as text.",
+    Verdict.unavailable_hardware: "Run it by hand on the hardware it needs, or ask for a single-device repro.",
+    Verdict.reproduces: "Still a valid bug: triage to an owner.",
+    Verdict.fixed: "Closed as fixed; reopen if the reporter still sees it.",
+    Verdict.different_error: "Check whether the new error is a setup change (renamed API) or a different bug.",
+    Verdict.inconclusive: "Ask the reporter for an assertion or the exact error.",
+    Verdict.passes_now: "Confirm the fix by hand (or provision an older release) and close it.",
+    Verdict.missing_dependency: "Run it on a machine with the package, or ask for a PyTorch-only repro.",
+    Verdict.duplicate: "Nothing: follow the original issue.",
 }
 
 
@@ -65,24 +67,24 @@ def _comment(state: IssueState) -> str | None:
     verdict, repro = state.verdict, state.repro
     # set whenever the verdict came from running the repro (the verdicts that get a comment)
     reproduction = state.reproduction or Reproduction(verdict=verdict or "")
-    if verdict == "screenshot-only":
-        return render_notice(Notice("screenshot-only"))
-    if verdict == "unavailable-hardware":
+    if verdict == Verdict.screenshot_only:
+        return render_notice(Notice(Verdict.screenshot_only))
+    if verdict == Verdict.unavailable_hardware:
         detail = state.hardware or (state.triage.reason if state.triage else "").removeprefix("the repro needs ")
-        return render_notice(Notice("unavailable-hardware", detail=detail.removesuffix(", which no worker has")))
-    if verdict == verdicts.INCONCLUSIVE:
+        return render_notice(Notice(Verdict.unavailable_hardware, detail=detail.removesuffix(", which no worker has")))
+    if verdict == Verdict.inconclusive:
         observed, why = _inconclusive_evidence(state, reproduction)
-        return render_notice(Notice("inconclusive", detail=_version(state), observed=observed, why=why,
+        return render_notice(Notice(Verdict.inconclusive, detail=_version(state), observed=observed, why=why,
                                     repro=_repro_used(repro)))
-    if verdict == verdicts.PASSES_NOW:
+    if verdict == Verdict.passes_now:
         runs = int(reproduction.runs or 0)
         observed = f"runs to completion ({runs} run{'s' if runs != 1 else ''}, none showed the reported failure)"
-        return render_notice(Notice("passes-now", detail=_version(state), observed=observed,
+        return render_notice(Notice(Verdict.passes_now, detail=_version(state), observed=observed,
                                     why=state.witness.why if state.witness else "nothing witnesses it",
                                     repro=_repro_used(repro)))
-    if verdict == verdicts.MISSING_DEPENDENCY:
+    if verdict == Verdict.missing_dependency:
         module = verdicts.missing_module(reproduction.result) or "a package"
-        return render_notice(Notice("missing-dependency", detail=module))
+        return render_notice(Notice(Verdict.missing_dependency, detail=module))
     if verdict not in (verdicts.REPRODUCES, verdicts.FIXED, verdicts.DIFFERENT):
         return None
     found = state.bisect
@@ -215,7 +217,7 @@ def _evidence(reproduction: Reproduction) -> Json:
 def publish_plan(state: IssueState) -> PublishPlan:
     """What `publish` writes: a comment body (no marker), labels, close."""
     verdict = state.verdict
-    if verdict == "closed":
+    if verdict == Verdict.closed:
         return PublishPlan(nothing=True)
     tri = state.triage
     add = list(tri.add_labels) if tri else []
@@ -242,8 +244,8 @@ def _labels(issue: Json) -> set[str]:
 def _status(state: IssueState, failed: list[str]) -> str:
     if failed:
         return "Partial"
-    partial = (verdicts.DIFFERENT, verdicts.INCONCLUSIVE, verdicts.MISSING_DEPENDENCY, "unavailable-hardware",
-               verdicts.PASSES_NOW)
+    partial = (Verdict.different_error, Verdict.inconclusive, Verdict.missing_dependency, Verdict.unavailable_hardware,
+               Verdict.passes_now)
     return "Partial" if state.verdict in partial else "Success"
 
 
@@ -283,12 +285,14 @@ class IssueReport:
     publish: PublishPlan
 
 
-def build_report(ctx: Any, state: IssueState) -> IssueReport:
-    """The run report (markdown), a one-line headline and the publish plan."""
+def build_report(ctx: Any, state: IssueState, stage_names: Sequence[str]) -> IssueReport:
+    """The run report (markdown), a one-line headline and the publish plan. `stage_names`: the
+    pipeline's stages in order (those before `report` that are not done are "not completed")."""
     repo, number = ctx.params.get("repo"), ctx.params.get("issue")
     done = ctx.completed_stages()
     stages = stage_lines(ctx.stage_summaries(), done)
-    failed = [name for name in STAGE_ORDER[:STAGE_ORDER.index("report")] if name not in done]
+    order = list(stage_names)
+    failed = [name for name in order[:order.index("report")] if name not in done]
     verdict = state.verdict or "unknown"
     plan = publish_plan(state)
     issue = state.issue
@@ -301,7 +305,7 @@ def build_report(ctx: Any, state: IssueState) -> IssueReport:
         + ([("Stages not completed", ", ".join(failed))] if failed else []),
         changes=[],
         stages=stages,
-        next_steps=[_NEXT_STEPS.get(verdict, "Look at the run log.")],
+        next_steps=[NEXT_STEPS.get(verdict, "Look at the run log.")],
         contacts=[f"{issue['user']['login']} (reporter)"] if (issue.get("user") or {}).get("login") else [],
         sections=_sections(state) + ([Section("Issue Comment", fence(plan.comment, "markdown"))]
                                      if plan.comment else []),

@@ -3,7 +3,8 @@
     fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> report -> publish
 
 Run params (set by the webhook route, the CLI or `/scrub` commands): `repo`, `issue`, and
-optionally `approved_by`, `force_bisect`, `force_minimize`.
+optionally `approved_by`, `force_bisect`, `force_minimize` (`FORCE_BISECT`, `FORCE_MINIMIZE`:
+set by `/scrub bisect` and `/scrub minimize`, the words this kind declares in `__init__`).
 
 Every stage gets the typed `IssueState` (`state.py`); its output (JSON or the typed parts
 the state declares) is merged into the stored state. A triage decision that stops the
@@ -20,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
+from app.domain import RunStatus, Verdict
 from app.engine.verdict import bisect as bisection
 from app.engine.verdict import classify as verdicts
 from app.engine.issue import markdown as issues
@@ -42,6 +44,7 @@ from app.pipelines.state import plain
 MINIMAL_LINES = 20  # the seed: "under ~20 lines of non-blank non-import code" is minimal enough
 BISECT_K = 2  # probes per round: splits the range into thirds
 REPRO_LOG_LINES = 40  # lines of the repro's output copied into the run log
+FORCE_BISECT, FORCE_MINIMIZE = "force_bisect", "force_minimize"  # run params: redo that stage even if not needed
 
 
 def _target(ctx: RunContext) -> tuple[str, int]:
@@ -86,7 +89,7 @@ def fetch(ctx: RunContext, state: IssueState) -> StageResult:
         role = ctx.github.permission(repo, labeler)
         if role not in TRIAGE_ROLES:
             return StageResult(summary=f"ignored: the label was added by {labeler}, whose role is {role}",
-                               output={"label_role": role}, end="skipped", verdict="ignored")
+                               output={"label_role": role}, end=RunStatus.skipped, verdict=Verdict.ignored)
     issue = ctx.github.get_issue(repo, number)
     comments = ctx.github.list_issue_comments(repo, number)
     summary = f"{repo}#{number}: {issue.get('title', '')!r}, {len(comments)} comments"
@@ -173,10 +176,11 @@ def review(ctx: RunContext, state: IssueState) -> StageResult:
     if collaborator and not findings:
         return StageResult(summary=f"{repro.author}'s role is {role}; no findings", output=output)
     why = f"{len(findings)} findings" if findings else f"{repro.author}'s role is {role}, not write"
-    notice = render_notice(Notice("awaiting-approval", source_url=repro.url, findings=findings,
+    notice = render_notice(Notice(Verdict.awaiting_approval, source_url=repro.url, findings=findings,
                                   run_url=_run_url(ctx)))
     ctx.github.upsert_comment(repo, number, comment_marker(ctx.run_id, "issue"), notice)
-    return StageResult(summary=f"awaiting approval: {why}", output=output, wait=True, verdict="awaiting-approval")
+    return StageResult(summary=f"awaiting approval: {why}", output=output, wait=True,
+                       verdict=Verdict.awaiting_approval)
 
 
 def _run_url(ctx: RunContext) -> str | None:
@@ -189,7 +193,7 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
         return skipped
     if state.needs_cuda and not ctx.settings.gpu:
         return StageResult(summary="needs CUDA and this worker has no GPU", skipped=True,
-                           output={"stop": True, "verdict": "unavailable-hardware", "hardware": "a CUDA GPU"})
+                           output={"stop": True, "verdict": Verdict.unavailable_hardware, "hardware": "a CUDA GPU"})
     label = runner.current_label(ctx.settings)
     repro = state.repro
     older = witnessing.release_to_try(list(ctx.settings.environment_map), label, state.reported_version)
@@ -229,7 +233,7 @@ def bisect(ctx: RunContext, state: IssueState) -> StageResult:
     if skipped := _skip(state):
         return skipped
     envs = ctx.settings.environment_map
-    wanted = state.verdict == FIXED or ctx.params.get("force_bisect")
+    wanted = state.verdict == FIXED or ctx.params.get(FORCE_BISECT)
     if len(envs) < 2 or not wanted or state.verdict not in (FIXED, REPRODUCES):
         return StageResult(summary="not needed", skipped=True)
     source, reported = state.repro.source, plain(state.reported)
@@ -254,7 +258,7 @@ def minimize(ctx: RunContext, state: IssueState) -> StageResult:
         return skipped
     reproduction = state.reproduction
     source = state.repro.source
-    forced = bool(ctx.params.get("force_minimize"))
+    forced = bool(ctx.params.get(FORCE_MINIMIZE))
     if state.verdict != REPRODUCES or (reproduction and reproduction.flaky_ratio and not forced):
         return StageResult(summary="not needed: it does not reproduce deterministically", skipped=True)
     if (reproduction.result or {}).get("exception") == "SystemExit":
@@ -273,7 +277,7 @@ def minimize(ctx: RunContext, state: IssueState) -> StageResult:
 
 
 def report(ctx: RunContext, state: IssueState) -> StageResult:
-    built = build_report(ctx, state)
+    built = build_report(ctx, state, [stage.name for stage in STAGES])
     ctx.save_artifact("report.md", "report", built.report)
     if state.repro:
         ctx.save_artifact("repro_original.py", "repro", state.repro.source)

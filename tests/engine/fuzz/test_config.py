@@ -17,7 +17,9 @@ def test_defaults_detect_pytorch_and_lintrunner(tmp_path):
     config = load_fuzz_config(tmp_path, gpu=True)
     assert (config.command, config.devices, config.style, config.lint) == (DEFAULT_COMMAND, ("cpu", "cuda"),
                                                                           "pytorch", "lintrunner")
-    assert config.fuzz_argv(42) == ["tools/experimental/torchfuzz/torchfuzz.py", "--seed", "42"]
+    assert config.fuzz_argv(42) == ["tools/experimental/torchfuzz/fuzzer.py", "--seed", "42"]  # the real file
+    assert config.pinned_command == "PYTHONHASHSEED=0 python tools/experimental/torchfuzz/fuzzer.py --seed {seed}"
+    assert config.script() == "tools/experimental/torchfuzz/fuzzer.py"
 
 
 def test_configured_values_and_plain_pytest_with_ruff(tmp_path):

@@ -42,3 +42,19 @@ def test_a_failure_without_a_program_or_with_broken_python_is_an_error():
     broken = FAILING.replace("torch.cat([a, a], dim=2)\n\n", "torch.cat([a, a\n\n")
     with pytest.raises(FuzzOutputError, match="not valid Python"):
         parse_fuzz_output(broken)
+
+
+def test_a_fuzzer_that_did_not_run_is_an_error_not_a_clean_seed():
+    import pytest
+
+    from app.engine.fuzz.output import FuzzerDidNotRun, check_ran
+
+    usage = "usage: fuzzer.py [-h] [--seed SEED]\nfuzzer.py: error: unrecognized arguments: --sed 3\n"
+    with pytest.raises(FuzzerDidNotRun, match="exit code 2"):
+        check_ran(usage, 2)
+    with pytest.raises(FuzzerDidNotRun, match="exit code 2"):
+        check_ran("python: can't open file 'tools/experimental/torchfuzz/torchfuzz.py': [Errno 2]\n", 2)
+    with pytest.raises(FuzzerDidNotRun, match="without running a seed"):
+        check_ran("usage: ...\n", 0, "tools/experimental/torchfuzz/fuzzer.py")
+    check_ran("Using seed: 3, max_depth: 2\n=== Program Output ===\nok\n", 0, "tools/experimental/torchfuzz/fuzzer.py")
+    check_ran("Running: /tmp/x.py\n=== Program Output (Failure) ===\nboom\n", 1)

@@ -67,7 +67,7 @@ def test_token_never_appears_in_errors_or_the_mirror_config(tmp_path):
     with pytest.raises(GitError) as caught:
         cache.sync("acme/calc", url)
     assert "ghs_SECRET123" not in str(caught.value)
-    assert "***@127.0.0.1" in str(caught.value)
+    assert "127.0.0.1:9/acme/calc.git" in str(caught.value)  # where it failed, without the token
     config = (cache.path_for("acme/calc") / "config").read_text()
     assert "ghs_SECRET123" not in config
 
@@ -160,3 +160,27 @@ def test_commits_from_payloads_must_be_object_ids(project, tmp_path):
             cache.sync("acme/calc", project.bare, bad)
         with pytest.raises(GitError):
             cache.worktree("acme/calc", bad, tmp_path / "wt")
+
+
+def test_the_mirror_is_blobless_and_a_worktree_fetches_only_its_own_files(project, tmp_path):
+    work = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(project.bare), str(work)], check=True)
+    (work / "big_history.bin").write_bytes(b"x" * 200_000)
+    git("add", "big_history.bin", cwd=work)
+    git("commit", "--quiet", "-m", "a big file", cwd=work)
+    git("rm", "--quiet", "big_history.bin", cwd=work)
+    git("commit", "--quiet", "-m", "gone again", cwd=work)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=work)
+    head = git("rev-parse", "HEAD", cwd=work).strip()
+    git("config", "uploadpack.allowFilter", "true", cwd=project.bare)  # as GitHub allows it
+    cache = MirrorCache(tmp_path / "mirrors")
+    mirror = cache.sync(project.repo, project.bare, head)
+    assert git("config", "remote.origin.partialclonefilter", cwd=mirror).strip() == "blob:none"
+    missing = [line for line in git("rev-list", "--objects", "--missing=print", "--all", cwd=mirror).splitlines()
+               if line.startswith("?")]
+    assert missing, "a blobless mirror holds no file contents before a checkout"
+    tree = cache.worktree(project.repo, head, tmp_path / "wt", remote=project.bare)
+    assert (tree / "tests/test_cache.py").read_text().startswith(("import", '"""', "from", "#"))
+    big = git("rev-parse", f"{head}~1:big_history.bin", cwd=mirror).strip()
+    still = git("rev-list", "--objects", "--missing=print", "--all", cwd=mirror)
+    assert f"?{big}" in still  # history's blobs were never fetched

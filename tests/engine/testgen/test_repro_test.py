@@ -19,7 +19,7 @@ from app.engine.testgen.repro_test import (
     without_expected_failure,
 )
 from app.engine.sandbox.treerun import TreeRunner, pytest_argv
-from app.pipelines.ci.stress import pytest_counts
+from app.pipelines.kit.xfail import pytest_counts
 
 NO_PLUGINS = "[pytest]\naddopts = -p no:cacheprovider -p no:hypothesispytest -p no:benchmark -p no:anyio\n"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.pipelines.ci.job import Halt
+from app.pipelines.kit.phases import Halt
 from app.pipelines.fuzz.report import build_report, outcome
 from app.pipelines.fuzz.state import FuzzJob, FuzzState
 from app.settings import Settings

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.pipelines.ci.job import Halt
+from app.pipelines.kit.phases import Halt
 from app.pipelines.fuzz.state import DeviceRun, FuzzJob, FuzzState
 from app.pipelines.state import UnknownStateField
 

@@ -147,6 +147,7 @@ def test_the_error_the_report_expected_instead_counts_as_clean(monkeypatch):
 
 def test_a_run_stored_before_the_new_fields_still_renders(monkeypatch):
     """A `bisect` output stored by an older version: `probes` and a certain boundary only."""
+    from app.pipelines.issue import KIND
     from app.pipelines.issue.report import build_report
     from app.pipelines.issue.state import IssueState
 
@@ -155,6 +156,6 @@ def test_a_run_stored_before_the_new_fields_still_renders(monkeypatch):
     ctx = MemoryRunContext(run_id=4, settings=Settings(), params={"repo": "o/r", "issue": 9})
     state = {"issue": {"title": "bug", "html_url": "https://github.com/o/r/issues/9", "user": {"login": "alice"}},
              "reproduction": FIXED_NOW, "verdict": "fixed", "bisect": old}
-    built = build_report(ctx, IssueState.load(state))
+    built = build_report(ctx, IssueState.load(state), KIND.stage_names)
     assert "It first stops reproducing in PyTorch 2.3 (it still reproduces in 2.2)." in built.publish.comment
     assert "- 2.0: reproduces\n- 2.2: reproduces\n- 2.3: passes\n- 2.4: passes" in built.report

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.domain import StageSummary
 from app.engine.issue.markdown import Triage
+from app.pipelines.issue import KIND
 from app.pipelines.issue.report import build_report, publish_plan
 from app.pipelines.issue.state import IssueState, PublishPlan
 
@@ -103,7 +104,7 @@ class Ctx:
 
 def test_the_report_shows_the_typed_parts_and_names_the_stages_that_did_not_finish():
     findings = [{"kind": "shell", "line": 2, "snippet": "os.system('id')", "detail": "runs a shell command"}]
-    built = build_report(Ctx(), IssueState.load(stored("fixed", PASSED, findings=findings)))
+    built = build_report(Ctx(), IssueState.load(stored("fixed", PASSED, findings=findings)), KIND.stage_names)
     assert built.headline == "verdict fixed" and built.publish.close
     assert "- line 2, shell: runs a shell command" in built.report
     assert "fixed: it passes on e4 (PyTorch 2.13.0), 0/5 runs reproduced." in built.report

@@ -1,0 +1,178 @@
+"""The CI reproduction job: a repeated CI failure -> verdict, test, draft PR, report.
+
+Stages (each checkpointed; seed 002's phases in brackets):
+
+    job       the failure and the failing commit, from the run's params        [reproduce]
+    checkout  the repo at that commit: cached mirror + worktree; owners, authors
+    rerun     the failing test K times in the sandbox, sequential test ->
+              deterministic / flaky (rate, interval) / not reproducible here
+    test      deterministic -> the test alone as an expected failure;
+              flaky -> a stress test, its failures per minute, the 20-minute check;
+              either way verified to xfail in the sandbox
+    fix       only with `SCRUB_FIX_COMMAND` (app.pipelines.ci_failure.fix)        [fix]
+    publish   branch scrub/<signature>, test commit (+ fix commit), draft PR      [pr]
+    report    report.md artifact; the run's status (app.pipelines.ci_failure.publish)
+
+Untrusted code (the repo's tests) runs only through `TreeRunner` (the sandbox). A stage that
+cannot go on records `halt`; the stages after it skip and the report says why.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from app.engine.verdict import rerun as reruns
+from app.engine.git.codeowners import owners_for, read_codeowners
+from app.engine.git.repo import GitError, head_commit, last_authors
+from app.engine.git.tree import write_text
+from app.engine.testgen.repro_test import node_repro_test, to_node_id
+from app.engine.sandbox.treerun import TreeTooLarge, pytest_argv
+from app.pipelines.base import RunContext, Stage, StageResult
+from app.pipelines.ci_failure.fix import fix_stage
+from app.pipelines.ci_failure.job import CIJob
+from app.pipelines.ci_failure.publish import publish_stage, report_stage
+from app.pipelines.ci_failure.state import CIState, GeneratedFile, job_of, repro_queue
+from app.pipelines.kit.checkout import ensure_checkout
+from app.pipelines.kit.phases import PhaseClock, halt, halted, phase_clock
+from app.pipelines.kit.sandbox import run_timeout, tree_runner
+from app.pipelines.kit.stress import Stressed, stress
+from app.pipelines.kit.xfail import verify_xfail
+
+PARALLEL_RUNS = 2
+
+
+def job_stage(ctx: RunContext, state: CIState) -> StageResult:
+    """The job from `Run(kind=ci_failure).params` (see app/engine/cilogs/README.md)."""
+    params = ctx.params
+    job = CIJob.from_failure(params["repo"], params.get("failure", {}), params.get("workflow_run", {}))
+    job.signature = job.signature or params.get("fingerprint", "")
+    output = {"job": job}
+    if not job.test:
+        return halt("no test to rerun", "the CI failure names no test to rerun", status="Failed", extra=output)
+    return StageResult(summary=f"{job.test} at {job.head_sha[:12]}", output=output)
+
+
+def checkout_stage(ctx: RunContext, state: CIState) -> StageResult:
+    if skip := halted(state):
+        return skip
+    # The reproduce phase starts here, on the repro worker: time spent queued does not count.
+    job, clock = job_of(state), phase_clock(ctx, state, "reproduce")
+    try:
+        worktree = ensure_checkout(ctx, job)
+    except GitError as exc:
+        return halt("checkout failed", f"checkout failed: {exc}", status="Failed", extra=clock.state())
+    node = to_node_id(job.existing_test or job.test, root=worktree)
+    test_file = node.split("::")[0]
+    owners = list(owners_for(read_codeowners(worktree), test_file))
+    authors = last_authors(worktree, test_file)
+    return StageResult(
+        summary=f"{job.repo}@{head_commit(worktree)[:12]}; test {node}",
+        output={"worktree": str(worktree), "commit": head_commit(worktree), "node_id": node,
+                "test_file": test_file, "owners": owners, "authors": authors, **clock.state()},
+    )
+
+
+def rerun_stage(ctx: RunContext, state: CIState) -> StageResult:
+    """Rerun the failing test until the sequential test decides, or the phase runs out."""
+    if skip := halted(state):
+        return skip
+    job, clock = job_of(state), phase_clock(ctx, state, "reproduce")
+    if job.needs_gpu and not ctx.settings.gpu:
+        return halt("needs a GPU", "the failure needs CUDA and this worker has no GPU "
+                    "(route the run to a repro-gpu worker)", status="Failed")
+    runner = tree_runner(ctx, ensure_checkout(ctx, job))
+    argv = pytest_argv(state.node_id)
+    sequential = reruns.Sequential()
+    last_output = ""
+    try:
+        with ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+            while sequential.verdict() is None and not clock.expired:
+                timeout = run_timeout(ctx, clock)
+                results = list(pool.map(runner.run, [argv] * PARALLEL_RUNS, [timeout] * PARALLEL_RUNS))
+                for result in results:
+                    if result.timed_out and clock.expired:
+                        continue  # cut by the phase, not by the test: no evidence either way
+                    sequential.add(reruns.outcome_of(result, exception=job.exception, kind=job.kind))
+                    last_output = result.output.tail_text(4000)
+    except TreeTooLarge as exc:
+        return halt("checkout too large", str(exc), status="Failed")
+    summary = sequential.summary()
+    verdict = sequential.verdict()
+    output = {"rerun": summary, "rerun_output": last_output}
+    if verdict is None:
+        best = sequential.final_verdict() if summary["failures"] else None
+        output |= {"verdict": best}
+        detail = f"{summary['failures']}/{summary['runs']} runs failed"
+        return halt(f"phase limit: {detail}", **clock.exceeded("rerun", detail), status="Partial", extra=output)
+    output |= {"verdict": verdict}
+    if job.deterministic_hint is not None:
+        output["hint_confirmed"] = job.deterministic_hint == (verdict == reruns.DETERMINISTIC)
+    line = f"{verdict}: {summary['failures']}/{summary['runs']} runs failed"
+    if verdict == reruns.NOT_REPRODUCIBLE:
+        return halt(line, f"not reproducible here: {line}", status="Failed", extra=output)
+    if verdict == reruns.CANNOT_RUN:
+        return halt(line, "the test could not run here (see the output below)", status="Failed", extra=output)
+    return StageResult(summary=line, output=output)
+
+
+def test_stage(ctx: RunContext, state: CIState) -> StageResult:
+    """A verified expected-failure test: the repro (deterministic) or a stress test (flaky)."""
+    if skip := halted(state):
+        return skip
+    job, clock = job_of(state), phase_clock(ctx, state, "reproduce")
+    if job.existing_test:
+        return StageResult(summary=f"existing test {job.existing_test}: nothing to create",
+                           output={"test_created": job.existing_test}, skipped=True)
+    worktree = ensure_checkout(ctx, job)
+    if state.verdict == reruns.FLAKY:
+        return stress_stage(ctx, state, job, worktree, clock)
+    style = "unittest" if "::" not in job.test and "." in job.test else "pytest"
+    generated = node_repro_test(state.node_id, reason=job.failure_line, style=style)
+    write_text(worktree, generated.path, generated.source)  # never through a link of the checkout
+    runner = tree_runner(ctx, worktree)
+    check = verify_xfail(runner, generated.path, run_timeout(ctx, clock))
+    output = {"generated": GeneratedFile(generated.path, generated.source, "repro"),
+              "verification": check, "test_created": generated.path}
+    if not check.xfailed:
+        if clock.expired:
+            return halt("verification cut by the phase limit", **clock.exceeded("test"), status="Partial", extra=output)
+        return halt("generated test did not xfail", "the generated test did not xfail: "
+                    + check.summary, status="Partial", extra=output)
+    return StageResult(summary=f"{generated.path}: xfails as expected", output=output)
+
+
+def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Path, clock: PhaseClock) -> StageResult:
+    """Flaky verdict: seed 004's stress test of the failing test (`app.pipelines.kit.stress`)."""
+    found = stress(ctx, worktree, state.node_id, job.failure_line, clock, stage="test")
+    if not isinstance(found, Stressed):
+        return found  # the halt: no time left to measure, or the measuring run broke
+    final, check, verification = found.test, found.check, found.verification
+    output = {
+        "generated": GeneratedFile(final.path, final.source, "stress"),
+        "stress": found.to_dict(),
+        "verification": verification,
+        "test_created": final.path,
+    }
+    if not verification.xfailed:
+        if clock.expired:
+            return halt("verification cut by the phase limit", **clock.exceeded("test"), status="Partial", extra=output)
+        return halt("stress test did not xfail", "the stress test did not xfail: " + verification.summary,
+                    status="Partial", extra=output)
+    if not check.passes:
+        return StageResult(summary=f"stress test misses the 20-minute target: {check.describe()}", output=output)
+    return StageResult(summary=f"{final.path}: {found.measurement.rate_per_minute:.1f} failures/min; xfails",
+                       output=output)
+
+
+# Everything after the job stage is shared with the dispatch job (app.pipelines.ci_failure.improve).
+WORK_STAGES: list[Stage] = [
+    Stage("checkout", checkout_stage, queue=repro_queue, state=CIState),
+    Stage("rerun", rerun_stage, queue=repro_queue, state=CIState),
+    Stage("test", test_stage, queue=repro_queue, state=CIState),
+    Stage("fix", fix_stage, queue=repro_queue, state=CIState),
+    Stage("publish", publish_stage, state=CIState),
+    Stage("report", report_stage, state=CIState),
+]
+
+STAGES: list[Stage] = [Stage("job", job_stage, state=CIState), *WORK_STAGES]

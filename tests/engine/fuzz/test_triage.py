@@ -1,0 +1,77 @@
+"""Reading a failing TorchFuzz-shaped program: phase, generator bug or torch bug, failing operators."""
+
+from __future__ import annotations
+
+from app.engine.fuzz.triage import failing_operators, phase_of, plan_devices, triage
+
+PROGRAM = '''\
+import torch
+import sys
+torch.manual_seed(42)
+
+
+def foo(arg0, arg1):
+    var_node_1 = torch.nn.functional.gelu(arg0)
+    var_node_2 = arg1 * 0.5
+    var_node_3 = var_node_1[var_node_2]
+    var_node_4 = torch.cumsum(var_node_3, dim=0)
+    return var_node_4
+
+
+arg0 = torch.as_strided(torch.randn(64), (8, 8), (8, 1))
+arg1 = torch.randint(0, 8, (3,)).size(0)
+if __name__ == "__main__":
+    out_eager = foo(arg0, arg1)
+    out_eager.sum().backward()
+    print("Eager Success! ✅")
+    compiled_foo = torch.compile(foo, fullgraph=True, dynamic=True)
+    out_compiled = compiled_foo(arg0, arg1)
+    out_compiled.sum().backward()
+    print("Compile Success! ✅")
+    if not torch.allclose(out_eager, out_compiled, rtol=1e-2, atol=1e-2):
+        print("mismatch")
+        sys.exit(1)
+'''
+
+
+def _traceback(outer: int, inner: int, error: str) -> str:
+    return (f'Traceback (most recent call last):\n  File "/tmp/work/repro.py", line {outer}, in <module>\n'
+            f'    statement\n  File "/tmp/work/repro.py", line {inner}, in foo\n    inner\n{error}\n')
+
+
+def test_an_eager_usage_error_is_a_generator_bug_named_by_its_operator():
+    result = triage(PROGRAM, _traceback(17, 9, "IndexError: tensors used as indices must be long, int, byte or "
+                                                "bool tensors"))
+    assert (result.phase, result.verdict) == ("eager", "invalid-program")
+    assert "generator bug" in result.reason and result.failing_line == "var_node_3 = var_node_1[var_node_2]"
+    assert not result.is_bug
+
+
+def test_a_compiler_crash_is_a_torch_bug_placed_by_the_programs_own_operators():
+    output = "Eager Success! ✅\n" + _traceback(21, 10, "torch._inductor.exc.InductorError: LoweringException: "
+                                                         "AssertionError: cumsum")
+    result = triage(PROGRAM, output)
+    assert (result.phase, result.verdict) == ("compiled", "torch-bug")
+    assert result.operators[0] == "cumsum" and "gelu" in result.operators
+    assert not {"as_strided", "randn", "size", "randint"} & set(result.operators)
+
+
+def test_an_eager_internal_assert_is_still_a_torch_bug():
+    result = triage(PROGRAM, _traceback(17, 10, "RuntimeError: cumsum INTERNAL ASSERT FAILED at aten/x.cpp"))
+    assert (result.phase, result.verdict) == ("eager", "torch-bug")
+
+
+def test_a_mismatch_without_a_traceback_is_a_wrong_result():
+    result = triage(PROGRAM, "Eager Success! ✅\nCompile Success! ✅\nmismatch\n")
+    assert (result.phase, result.verdict) == ("compare", "torch-bug")
+    assert phase_of(PROGRAM, 25) == "compare" and phase_of(PROGRAM, 18) == "eager"
+
+
+def test_a_missing_device_is_no_bug_and_only_the_workers_devices_run():
+    result = triage(PROGRAM, _traceback(17, 7, "AssertionError: Torch not compiled with CUDA enabled"))
+    assert result.verdict == "device-unavailable"
+    assert plan_devices(("cpu",), "cuda", gpu=False) == (["cpu"], {"cuda": "this worker has no GPU (route the run "
+                                                                             "to a repro-gpu worker)"})
+    assert plan_devices(("cpu",), "cuda", gpu=True) == (["cpu", "cuda"], {})
+    assert plan_devices(("cpu",), None, gpu=False) == ([""], {})
+    assert failing_operators(PROGRAM, None)[:2] == ("gelu", "cumsum")
