@@ -67,7 +67,8 @@ def run_issue(github: OfflineGitHub, repo: str, number: int, settings: Any, *, e
         "reproduction": state.get("reproduction"),
         "bisect": state.get("bisect"),
         "minimized": state.get("minimized"),
-        "stages": [{"stage": r.stage, "status": r.status, "summary": r.summary} for r in ctx.stages],
+        "stages": [{"stage": r.stage, "status": r.status, "summary": r.summary,
+                    "seconds": round(r.ended - r.started, 3) if r.ended else None} for r in ctx.stages],
         "report": (ctx.artifacts.get("report.md") or ("", ""))[1],
     }
 

@@ -2,7 +2,8 @@
 
 The CLI prints what the pipeline would post instead of posting it. The person running the
 CLI is the maintainer, so the collaborator check answers yes (the run is also marked
-approved); repros still run in the sandbox.
+approved); repros still run in the sandbox. The thread's own authors get the role their
+`author_association` shows (a stranger's snippet must not count as a maintainer's).
 """
 
 from __future__ import annotations
@@ -38,7 +39,14 @@ class OfflineGitHub:
         return True
 
     def permission(self, repo: str, username: str) -> str:
-        return "admin"  # the person at the terminal runs what they chose to run
+        """A commenter's standing, as far as the saved thread tells (`author_association`):
+        a member or owner maintains, a collaborator writes, anyone else reads. Anyone not in
+        the thread is the person at the terminal, who runs what they chose to run (admin)."""
+        for post in [self.issue, *self.comments]:
+            if (post.get("user") or {}).get("login") == username:
+                association = str(post.get("author_association") or "").upper()
+                return {"OWNER": "admin", "MEMBER": "maintain", "COLLABORATOR": "write"}.get(association, "read")
+        return "admin"
 
     def upsert_comment(self, repo: str, number: int, marker: str, body: str) -> Json:
         self.writes = [w for w in self.writes if not (w.action == "comment" and w.detail["marker"] == marker)]

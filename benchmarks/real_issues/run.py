@@ -1,11 +1,11 @@
-"""Benchmark: `scrub issue` on 39 real pytorch/pytorch issues, scored against hand-established verdicts.
+"""Benchmark: `scrub issue` on real pytorch/pytorch issues (`cases/`), scored against hand-established verdicts.
 
     python benchmarks/real_issues/run.py [--case SLUG ...] [--jobs N] [--timeout S] [--repro-timeout S] [--as-open]
 
 For every case in `cases/` (or each `--case`), writes the issue and its comments to a temporary
 file, runs `python -m app.cli.main issue FILE --json` from this checkout (with the caller's
 environment; `--repro-timeout` sets SCRUB_REPRO_TIMEOUT), and scores the verdict against
-`expected.verdict`. 28 of the 39 issues are closed on GitHub and Scrubbot never touches a closed
+`expected.verdict`. Most of the issues are closed on GitHub and Scrubbot never touches a closed
 issue (verdict `closed`, right only for `not_actionable`); `--as-open` presents them as open, to
 judge the reproduction itself (the expected verdicts are about the bug, not the issue's state).
 
@@ -51,7 +51,9 @@ ACCEPTED = {
     "needs_gpu": {"unavailable-hardware"},
 }
 # verdicts that only say "cannot tell (yet)": they close nothing and claim nothing about the bug
-NOTICES = {"inconclusive", "missing-dependency", "needs-reproduction", "screenshot-only", "unavailable-hardware"}
+NOTICES = {"inconclusive", "missing-dependency", "needs-reproduction", "screenshot-only", "unavailable-hardware",
+           "passes-now"}
+AFTER_VERDICT = ("bisect", "minimize", "report", "publish")  # stages that run once the verdict is known
 SCORES = ("right", "honest-inconclusive", "wrong", "WRONGLY CLOSED")
 
 
@@ -125,6 +127,9 @@ def run_case(path: Path, args: argparse.Namespace) -> dict:
     row["kept_op"] = kept_operation_check(expected, output)
     row["reason"] = problem or reason_of(output)
     row["torch"] = ((output.get("reproduction") or {}).get("result") or {}).get("torch_version")
+    after = sum(s.get("seconds") or 0 for s in output.get("stages") or [] if s.get("stage") in AFTER_VERDICT)
+    row["verdict_s"] = round(max(0.0, row["seconds"] - after), 1)  # label -> verdict: all but what follows it
+    row["split"] = case.get("split", "dev")
     return row
 
 
@@ -155,10 +160,31 @@ def _cell(text: object, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def render(rows: list[dict], args: argparse.Namespace, started: str, elapsed: float, total: int) -> tuple[str, str]:
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) by the nearest-rank method."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, -(-int(q * 100) * len(ordered) // 100) - 1))] if ordered else 0.0
+
+
+def latency_line(rows: list[dict]) -> str:
+    times = [r["verdict_s"] for r in rows if "verdict_s" in r]
+    if not times:
+        return "no latency measured"
+    return (f"label -> verdict: median {percentile(times, 0.5):.1f} s, p90 {percentile(times, 0.9):.1f} s, "
+            f"max {max(times):.1f} s ({len(times)} cases)")
+
+
+def totals_line(rows: list[dict]) -> str:
     totals = {s: sum(r["score"] == s for r in rows) for s in SCORES}
-    summary = (f"{len(rows)} cases: right {totals['right']}, honest inconclusive {totals['honest-inconclusive']}, "
-               f"wrong {totals['wrong']}, WRONGLY CLOSED {totals['WRONGLY CLOSED']}")
+    return (f"{len(rows)} cases: right {totals['right']}, honest inconclusive {totals['honest-inconclusive']}, "
+            f"wrong {totals['wrong']}, WRONGLY CLOSED {totals['WRONGLY CLOSED']}")
+
+
+def render(rows: list[dict], args: argparse.Namespace, started: str, elapsed: float, total: int) -> tuple[str, str]:
+    summary = totals_line(rows)
+    for split in sorted({r.get("split", "dev") for r in rows}):
+        summary += f"\n  {split}: " + totals_line([r for r in rows if r.get("split", "dev") == split])
+    summary += "\n" + latency_line(rows)
     kept = [r["kept_op"] for r in rows if r["kept_op"] != "-"]
     kept_line = (f"minimized repros keeping the reported operation: {kept.count('yes')}/{len(kept)}"
                  if kept else "no minimized repro to check")
@@ -172,14 +198,15 @@ def render(rows: list[dict], args: argparse.Namespace, started: str, elapsed: fl
         f"- Closed issues presented as open (`--as-open`): {'yes' if args.as_open else 'no'}",
         f"- Wall time: {elapsed:.0f} s ({sum(r['seconds'] for r in rows):.0f} s summed over cases, --jobs {args.jobs})",
         "",
-        "| slug | issue | category | expected | Scrubbot | score | s | kept op | Scrubbot's reason |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| slug | split | issue | category | expected | Scrubbot | score | s | verdict s | kept op | Scrubbot's reason |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         score_cell = f"**{r['score']}**" if r["score"] in ("wrong", "WRONGLY CLOSED") else r["score"]
-        lines.append(f"| `{r['slug']}` | [#{r['issue']}]({r['url']}) | {r['category']} | {r['expected']} | "
-                     f"{r['verdict']} | {score_cell} | {r['seconds']:.0f} | {r['kept_op']} | {_cell(r['reason'])} |")
-    lines += ["", "## Totals", "", f"**{summary}**", "", f"{kept_line}", ""]
+        lines.append(f"| `{r['slug']}` | {r.get('split', 'dev')} | [#{r['issue']}]({r['url']}) | {r['category']} | "
+                     f"{r['expected']} | {r['verdict']} | {score_cell} | {r['seconds']:.0f} | {r.get('verdict_s', 0):.0f} | "
+                     f"{r['kept_op']} | {_cell(r['reason'])} |")
+    lines += ["", "## Totals", "", *[f"**{line.strip()}**  " for line in summary.splitlines()], "", f"{kept_line}", ""]
     return "\n".join(lines), summary + "\n" + kept_line
 
 
@@ -192,10 +219,14 @@ def main() -> int:
     parser.add_argument("--as-open", action="store_true",
                         help="present closed issues as open (Scrubbot never touches a closed issue)")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="where to write the results")
+    parser.add_argument("--split", choices=("dev", "holdout", "all"), default="all",
+                        help="which cases: the development part, the held-out part, or all (default)")
     args = parser.parse_args()
 
     every = sorted(CASES.glob("*.json"))
     paths = [CASES / f"{slug.removesuffix('.json')}.json" for slug in args.case] if args.case else every
+    if args.split != "all":
+        paths = [p for p in paths if json.loads(p.read_text()).get("split", "dev") == args.split]
     if missing := [p.stem for p in paths if not p.is_file()]:
         parser.error(f"no such case: {', '.join(missing)}")
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -49,10 +49,18 @@ def test_issue_json_reports_what_would_be_posted(tmp_path, runner):
 
 
 def test_issue_prints_the_comment_for_a_fixed_issue(tmp_path, runner):
-    body = f"{FENCE}python\nprint('fine now')\n{FENCE}\n\nValueError: it used to fail"
+    body = (f"{FENCE}python\nok = True\nassert ok, 'it used to fail'\n{FENCE}\n\n"
+            "AssertionError: it used to fail")  # the reporter's self-checking script, shown failing
     result = runner.invoke(app, ["issue", saved_issue(tmp_path, body)])
     assert result.exit_code == 1, result.output  # ran, and it did not reproduce
     assert result.stdout.startswith("This issue no longer reproduces on PyTorch ")
+
+
+def test_issue_says_passes_now_for_a_pass_nothing_witnesses(tmp_path, runner):
+    body = f"{FENCE}python\nprint('fine now')\n{FENCE}\n\nValueError: it used to fail"
+    result = runner.invoke(app, ["issue", saved_issue(tmp_path, body)])
+    assert result.exit_code == 1, result.output
+    assert "no witness that this script ever showed the bug" in result.stdout
 
 
 def test_issue_refuses_what_is_neither_file_nor_issue_url(runner):

@@ -20,8 +20,9 @@ from app.engine.issue.python_names import parse_python, undefined_names
 _HTML_LINE = re.compile(r"^\s*</?(?:details|summary|pre|code|p|br|div|blockquote)\b[^>]*>\s*$", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|p|br|div|blockquote)\b[^>]*>", re.IGNORECASE)
 _SUMMARY = re.compile(r"<summary\b[^>]*>.*?</summary>", re.IGNORECASE | re.DOTALL)
-_QUOTE = re.compile(r"^[ \t]{0,3}>[ \t]?", re.MULTILINE)
-_CODE_START = re.compile(r"^\s*(?:import [A-Za-z_]|from [A-Za-z_][\w.]* import )")
+_QUOTE = re.compile(r"^[ \t]{0,3}>(?!>>)[ \t]?", re.MULTILINE)  # not a `>>>` prompt
+_CODE_START = re.compile(r"^\s*(?:import [A-Za-z_]|from [A-Za-z_][\w.]* import |"
+                         r"(?:[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*=\s*)?(?:torch|F|nn)\.\w)")
 _INLINE_SPAN = re.compile(r"(?<!`)`([^`\n]{20,}(?:\n[^`\n]+){0,40})`(?!`)")
 _ENTITIES = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&amp;": "&"}
 
@@ -43,16 +44,23 @@ def _statements(tree: ast.Module) -> int:
     return sum(1 for _ in ast.walk(tree) if isinstance(_, ast.stmt))
 
 
+_STANDARD_NAMES = {"torch", "F", "nn", "np", "numpy"}  # a snippet's usual missing imports: code, not output
+
+
 def _trim_output(lines: list[str]) -> list[str]:
     """Drop trailing lines that are printed output, not code: a bare expression naming
-    something the block never defines (`tensor([nan, nan])`)."""
+    something the block never defines (`tensor([nan, nan])`), and trailing comment lines
+    (a `## Heading` after an unfenced script parses as one). `F.interpolate(x)` stays: `F`
+    and `torch` are imports a snippet leaves out, not output."""
+    while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        lines = lines[:-1]
     while lines:
         tree = parse_python("\n".join(lines))
         last = tree.body[-1] if tree and tree.body else None
         if last is None or not isinstance(last, ast.Expr):
             break
         without = "\n".join(lines[: last.lineno - 1])
-        if not set(undefined_names("\n".join(lines))) - set(undefined_names(without)):
+        if not set(undefined_names("\n".join(lines))) - set(undefined_names(without)) - _STANDARD_NAMES:
             break
         lines = lines[: last.lineno - 1]
         while lines and not lines[-1].strip():
@@ -62,7 +70,8 @@ def _trim_output(lines: list[str]) -> list[str]:
 
 def unfenced_scripts(markdown: str | None) -> list[str]:
     """Python scripts pasted without a fence: each starts at an `import` / `from ... import`
-    line and runs as far as the lines still parse together (prose ends it)."""
+    line or a torch statement (`x = torch.randn(3)`, `torch.exp(x)`) and runs as far as the
+    lines still parse together (prose ends it); at least two statements."""
     lines = plain_text(markdown).split("\n")
     found: list[str] = []
     i = 0

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.engine.minimize.size import code_lines  # the project's one measure of repro size
 from app.engine.issue import loose
 from app.engine.issue.python_names import parse_python, undefined_names  # re-exported: one definition of "defined"
 from app.engine.issue.triage import Triage, needs_cuda, triage  # re-exported: the issue stage API
+from app.engine.issue.reported import ReportedError, last_exception, reported_error  # re-exported
+from app.engine.issue.repro import Repro  # re-exported
 
 Json = dict[str, Any]
 
@@ -36,6 +38,8 @@ _MARKER = "<!-- scrubbot:"
 class CodeBlock:
     text: str
     lang: str  # the info string's first word, lower-cased; "" when untagged or indented
+    start: int = field(default=-1, compare=False)  # the block's first and last line in the text
+    end: int = field(default=-1, compare=False)
 
 
 def code_blocks(markdown: str | None) -> list[CodeBlock]:
@@ -47,19 +51,19 @@ def code_blocks(markdown: str | None) -> list[CodeBlock]:
         opened = _FENCE_OPEN.match(lines[i])
         if opened:
             indent, fence, lang = len(opened.group(1)), opened.group(2), opened.group(3).lower()
-            body, i = [], i + 1
+            body, first, i = [], i, i + 1
             while i < len(lines) and not _closes(lines[i], fence):
                 body.append(_dedent(lines[i], indent))
                 i += 1
-            blocks.append(CodeBlock("\n".join(body).strip("\n"), lang))
+            blocks.append(CodeBlock("\n".join(body).strip("\n"), lang, first, i))
             i, prev_blank = i + 1, False
             continue
         if prev_blank and _indented(lines[i]):
-            body = []
+            body, first = [], i
             while i < len(lines) and (_indented(lines[i]) or not lines[i].strip()):
                 body.append(lines[i][4:] if lines[i].startswith("    ") else lines[i].lstrip("\t"))
                 i += 1
-            blocks.append(CodeBlock("\n".join(body).strip("\n"), ""))
+            blocks.append(CodeBlock("\n".join(body).strip("\n"), "", first, i - 1))
             prev_blank = True
             continue
         prev_blank = not lines[i].strip()
@@ -119,32 +123,6 @@ def is_self_contained(source: str) -> bool:
     return parse_python(source) is not None and not undefined_names(source)
 
 
-@dataclass(frozen=True)
-class Repro:
-    source: str
-    author: str
-    url: str
-    created_at: str
-    by_original_poster: bool
-    self_contained: bool = field(default=True)
-    # The source is the CPU part of the posted repro (triage dropped a CUDA-only comparison).
-    cuda_dropped: bool = False
-
-    @property
-    def lines(self) -> int:
-        return code_lines(self.source)
-
-    def to_dict(self) -> Json:
-        data = asdict(self)
-        dropped = data.pop("cuda_dropped")
-        return data | {"lines": self.lines} | ({"cuda_dropped": True} if dropped else {})
-
-    @classmethod
-    def from_dict(cls, data: Json) -> Repro:
-        """From `to_dict()` (`lines` is derived); fields with a default may be absent."""
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
-
-
 def _login(post: Json) -> str:
     return (post.get("user") or {}).get("login", "")
 
@@ -159,25 +137,10 @@ def human_posts(issue: Json, comments: list[Json]) -> list[Json]:
 
 
 def repro_candidates(issue: Json, comments: list[Json]) -> list[Repro]:
-    """One candidate per post that has a runnable Python block: its longest one."""
-    op = _login(issue)
-    found = []
-    for post in human_posts(issue, comments):
-        sources = post_scripts(post.get("body"))
-        if not sources:
-            continue
-        source = with_standard_imports(max(sources, key=code_lines))
-        found.append(
-            Repro(
-                source=source + "\n",
-                author=_login(post),
-                url=post.get("html_url", ""),
-                created_at=post.get("created_at", ""),
-                by_original_poster=_login(post) == op,
-                self_contained=is_self_contained(source),
-            )
-        )
-    return found
+    """Every runnable block of every human post (`selection.repro_candidates`)."""
+    from app.engine.issue.selection import repro_candidates as candidates
+
+    return candidates(issue, comments)
 
 
 # The imports a snippet may leave out and every reader supplies: `torch.exp(x)` pasted alone.
@@ -203,22 +166,11 @@ def post_scripts(body: str | None) -> list[str]:
     return sources or loose.loose_scripts(body)
 
 
-def select_repro(candidates: list[Repro]) -> Repro | None:
-    """The original poster's latest (self-contained, if any is) repro, unless a commenter's is
-    strictly shorter and self-contained (the shortest such wins); with no repro from the poster,
-    the latest self-contained one.
+def select_repro(candidates: list[Repro], trusted: set[str] | frozenset[str] = frozenset()) -> Repro | None:
+    """The repro to run first (`selection.select_repro`)."""
+    from app.engine.issue.selection import select_repro as select
 
-    `candidates` are in thread order, which breaks ties between equal timestamps."""
-    if not candidates:
-        return None
-    order = {id(c): i for i, c in enumerate(candidates)}
-    latest = lambda c: (c.created_at, order[id(c)])  # noqa: E731
-    by_op = [c for c in candidates if c.by_original_poster]
-    if not by_op:
-        return max([c for c in candidates if c.self_contained] or candidates, key=latest)
-    chosen = max([c for c in by_op if c.self_contained] or by_op, key=latest)
-    shorter = [c for c in candidates if not c.by_original_poster and c.self_contained and c.lines < chosen.lines]
-    return min(shorter, key=lambda c: (c.lines, order[id(c)])) if shorter else chosen
+    return select(candidates, trusted)
 
 
 _IMAGE = re.compile(
@@ -230,76 +182,6 @@ _IMAGE = re.compile(
 
 def has_images(markdown: str | None) -> bool:
     return bool(_IMAGE.search(markdown or ""))
-
-
-_EXCEPTION_LINE = re.compile(
-    r"^\s*((?:[A-Za-z_][\w]*\.)*(?:_?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported|Failure)|"
-    r"Unsupported|InternalTorchDynamoError|BackendCompilerFailed))(?::[ \t]*(.*))?$",
-    re.MULTILINE,
-)
-_SEGFAULT = re.compile(r"segmentation fault|segfault|sigsegv|core dumped", re.IGNORECASE)
-_HANG = re.compile(r"\b(?:hangs?|hanging|hung|deadlocks?|deadlocked|stuck|freezes?|never (?:returns|finishes))\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class ReportedError:
-    kind: str  # "exception", "segfault" or "hang"
-    exception: str = ""
-    message: str = ""
-
-    @property
-    def expect(self) -> str:
-        """The `--expect` form the reproduce engine matches on ("Class: message")."""
-        if self.kind != "exception":
-            return self.kind
-        return f"{self.exception}: {self.message}" if self.message else self.exception
-
-    def to_dict(self) -> Json:
-        return asdict(self) | {"expect": self.expect}
-
-    @classmethod
-    def from_dict(cls, data: Json) -> ReportedError:
-        """From `to_dict()` (`expect` is derived)."""
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
-
-
-def last_exception(text: str) -> ReportedError | None:
-    """The last `Class: message` line of `text` (a traceback's final line)."""
-    matches = list(_EXCEPTION_LINE.finditer(text))
-    if not matches:
-        return None
-    last = matches[-1]
-    return ReportedError("exception", last.group(1), (last.group(2) or "").strip())
-
-
-def reported_error(*texts: str | None) -> ReportedError | None:
-    """The error the reporter saw, from the first text that names one.
-
-    Per text: a segfault wins (a crash often prints a partial traceback), then the last
-    exception line of a traceback (fenced, quoted or pasted bare), then a hang, then an
-    exception named in prose (`result: RuntimeError: ...` counts; "a RuntimeError" does not).
-    """
-    for text in filter(None, texts):
-        if _SEGFAULT.search(text):
-            return ReportedError("segfault")
-        for block in code_blocks(loose.plain_text(text)):
-            if "Traceback (most recent call last)" in block.text or not is_python_block(block):
-                found = last_exception(block.text)
-                if found:
-                    return found
-        bare = loose.traceback_tail(text)
-        if bare and (found := last_exception(bare)):
-            return found
-        if _HANG.search(text):
-            return ReportedError("hang")
-        prose = "\n".join(line for line in loose.plain_text(text).splitlines() if not line.startswith(("    ", "\t")))
-        found = last_exception(prose)
-        if found:
-            return found
-        named = loose.errors_in_prose(prose)
-        if named:
-            return ReportedError("exception", named[-1][0], named[-1][1])
-    return None
 
 
 __all__ = [

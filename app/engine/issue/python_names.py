@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import io
+import tokenize
 
 _BUILTINS = set(dir(builtins)) | {"__file__", "__name__", "__builtins__"}
 
@@ -50,4 +52,14 @@ def undefined_names(source: str) -> list[str]:
     return sorted(used - defined)
 
 
-__all__ = ["parse_python", "undefined_names"]
+def without_comments(source: str) -> str:
+    """`source` with its `#` comments removed (a commented-out `# device = "cuda"` does not run);
+    line structure kept. Text that does not tokenize has its whole-line comments removed."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type != tokenize.COMMENT]
+        return tokenize.untokenize(tokens)
+    except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
+        return "\n".join("" if line.lstrip().startswith("#") else line for line in source.splitlines())
+
+
+__all__ = ["parse_python", "undefined_names", "without_comments"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.domain import Verdict
 from app.engine.issue import repro_facts
-from app.engine.issue.python_names import undefined_names
+from app.engine.issue.python_names import undefined_names, without_comments
 
 if TYPE_CHECKING:
     from app.engine.issue.markdown import Repro
@@ -70,12 +70,15 @@ class Triage:
 
 
 def needs_cuda(source: str) -> bool:
-    """The repro asks for a CUDA device (so it must run on a `repro-gpu` worker)."""
-    return bool(_CUDA.search(source))
+    """The repro asks for a CUDA device (so it must run on a `repro-gpu` worker); only code that
+    runs counts, not a commented-out `# device = "cuda"`."""
+    return bool(_CUDA.search(without_comments(source)))
 
 
 def unavailable_hardware(source: str, gpu_workers: int = 1) -> str | None:
-    """A reason when the repro needs hardware no worker has: TPUs, several GPUs, several nodes."""
+    """A reason when the repro needs hardware no worker has: TPUs, several GPUs, several nodes
+    (read from the code, not its comments)."""
+    source = without_comments(source)
     if _TPU.search(source):
         return "a TPU (torch_xla)"
     if _MULTI_NODE.search(source):

@@ -119,6 +119,12 @@ class IssueComment:
     failures: int = 0
     interval: tuple[float, float] | None = None  # 95% Wilson interval of the failure rate
     now: str | None = None  # for "no longer reproduces": what the repro does now
+    # Which block ran and why (names it: where, author, first line; the selection's reason).
+    source_where: str | None = None  # "the issue body", "comment 3"
+    source_line: int = 0
+    source_first_line: str | None = None
+    source_why: str | None = None
+    witness: str | None = None  # for "no longer reproduces": what shows this script once failed
 
 
 def render_issue_comment(comment: IssueComment) -> str:
@@ -134,12 +140,15 @@ class Notice:
     source_url: str | None = None
     run_url: str | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)  # review.Finding.to_dict()
+    observed: str = ""  # inconclusive / passes-now: what the repro does now
+    why: str = ""  # passes-now: why nothing witnesses a fix; inconclusive: why it cannot tell
+    repro: str = ""  # which block ran ("the issue body by op, line 3: `x = ...`"), already safe
 
 
 # The notices this module's template writes; each is a verdict a run stops at (a kind declares
 # the ones its runs post: `Kind.notices`).
 NOTICE_KINDS = (Verdict.screenshot_only, Verdict.unavailable_hardware, Verdict.inconclusive, Verdict.missing_dependency,
-                Verdict.awaiting_approval)
+                Verdict.awaiting_approval, Verdict.passes_now)
 
 
 def render_notice(notice: Notice) -> str:

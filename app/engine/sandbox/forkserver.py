@@ -38,6 +38,7 @@ from app.engine.sandbox.policy import check_file_names
 log = logging.getLogger(__name__)
 ZYGOTE_FILE = "scrub_zygote.py"
 CANDIDATE_MODULE = "scrub_zygote_candidate"
+CAPTURE_MODULE = "scrub_zygote_capture"  # capture.py, so a forked run keeps its output as a cold one does
 MAX_REPLY_BYTES = 8 << 20  # head + tail are 128 KiB; JSON escaping at most ~6x that
 REPLY_GRACE_S = 15.0  # beyond a candidate's own timeout, before the zygote counts as wedged
 
@@ -191,10 +192,11 @@ class ForkServer:
         stack = ExitStack()
         diagnostics = stack.enter_context(tempfile.TemporaryFile())
         files = {ZYGOTE_FILE: Path(protocol.__file__).read_bytes(),
-                 f"{CANDIDATE_MODULE}.py": Path(protocol.__file__).with_name("forkserver_candidate.py").read_bytes()}
+                 f"{CANDIDATE_MODULE}.py": Path(protocol.__file__).with_name("forkserver_candidate.py").read_bytes(),
+                 f"{CAPTURE_MODULE}.py": Path(protocol.__file__).with_name("capture.py").read_bytes()}
         config = json.dumps({"preload": self.preload, "warmup": self.warmup, "threads": self.sandbox.spec.threads,
                              "own_pid_namespace": self.sandbox.spec.kind == "bwrap",
-                             "candidate_module": CANDIDATE_MODULE})
+                             "candidate_module": CANDIDATE_MODULE, "capture_module": CAPTURE_MODULE})
         spawn = self._zygote_sandbox.spawn(
             files, [self.sandbox.spec.python, ZYGOTE_FILE, config], trusted=self.trusted,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=diagnostics, slots=self.jobs + 1)
@@ -273,7 +275,7 @@ def _read_reply(popen: subprocess.Popen, timeout_s: float | None) -> dict | None
 
 def _result_from_reply(reply: dict) -> ProcessResult:
     output = CapturedOutput(reply["head"].encode("latin-1"), reply["tail"].encode("latin-1"),
-                            reply["total_bytes"])
+                            reply["total_bytes"], reply.get("middle", "").encode("latin-1"))
     timed_out = bool(reply["timed_out"])
     return ProcessResult(
         exit_code=None if timed_out else reply["exit_code"],

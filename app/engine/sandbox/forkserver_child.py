@@ -9,7 +9,9 @@ Protocol (stdin -> requests, stdout -> replies; each a 4-byte big-endian length 
                    "warmup_s": 0.4, "warmup_error": null, "threads_at_fork": 1}
   host -> zygote  {"id": 7, "source": "...", "filename": "repro.py", "argv": [], "timeout_s": 30}
   zygote -> host  {"id": 7, "exit_code": 1, "signal": null, "timed_out": false, "duration_s": 0.05,
-                   "head": "...", "tail": "...", "total_bytes": 123}   (head/tail: latin-1 text)
+                   "head": "...", "tail": "...", "total_bytes": 123, "middle": "..."}
+                  (head/tail/middle: latin-1 text; `middle`: the exception blocks `capture.py`
+                   keeps from what was dropped, when the capture module was shipped)
 EOF on stdin: kill every child and exit.
 
 Fork safety, as measured on torch 2.x:
@@ -45,6 +47,7 @@ import time
 HEADER = struct.Struct(">I")
 HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 64 * 1024
+CAPTURE = None  # the shipped capture.py (set by `serve`), or None: head and tail only
 
 
 def read_message(fd):
@@ -83,12 +86,17 @@ class Child:
         self.output_fd = output_fd
         self.started = started
         self.deadline = started + float(request.get("timeout_s") or 60)
+        self.buffer = CAPTURE.OutputBuffer(HEAD_BYTES, TAIL_BYTES) if CAPTURE else None
         self.head = bytearray()
         self.tail = bytearray()
+        self.middle = b""
         self.total = 0
         self.timed_out = False
 
     def feed(self, data):
+        if self.buffer is not None:
+            self.buffer.feed(data)
+            return
         self.total += len(data)
         room = HEAD_BYTES - len(self.head)
         if room > 0:
@@ -97,6 +105,12 @@ class Child:
         self.tail += data
         if len(self.tail) > TAIL_BYTES:
             del self.tail[: len(self.tail) - TAIL_BYTES]
+
+    def finish(self):
+        """Move what the capture module kept into head/tail/middle/total."""
+        if self.buffer is not None:
+            kept = self.buffer.result()
+            self.head, self.tail, self.middle, self.total = kept.head, kept.tail, kept.middle, kept.total_bytes
 
     def drain(self):
         """Read what the pipe holds now; close it on EOF."""
@@ -171,6 +185,9 @@ def serve(config):
     torch_version = None
     child_threads = config.get("threads")
     candidate = importlib.import_module(config.get("candidate_module", "forkserver_candidate"))
+    global CAPTURE
+    if config.get("capture_module"):
+        CAPTURE = importlib.import_module(config["capture_module"])
     stop_recording = candidate.record_exit_handlers()
     for name in config.get("preload", []):
         module = importlib.import_module(name)
@@ -272,6 +289,7 @@ def reap(children, replies_fd, own_pid_namespace):
         child = children.pop(pid)
         _kill_group(pid)  # whatever the candidate left in its group
         child.drain()
+        child.finish()
         if child.output_fd is not None:
             os.close(child.output_fd)
         if own_pid_namespace:
@@ -283,7 +301,7 @@ def reap(children, replies_fd, own_pid_namespace):
             "id": child.request["id"], "exit_code": exit_code, "signal": signum,
             "timed_out": child.timed_out, "duration_s": time.monotonic() - child.started,
             "head": bytes(child.head).decode("latin-1"), "tail": bytes(child.tail).decode("latin-1"),
-            "total_bytes": child.total,
+            "total_bytes": child.total, "middle": bytes(child.middle).decode("latin-1"),
         })
 
 

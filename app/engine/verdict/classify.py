@@ -11,8 +11,9 @@ The seed's three outcomes, plus what an unattended service must add:
 - `inconclusive`: nothing to compare with (no reported error and a clean run, or a timeout
   nobody reported): Scrubbot cannot tell, and says so instead of closing the issue.
 
-With no reported error, any exception or crash counts as reproducing (a correctness repro
-with an `assert` fails with `AssertionError`).
+With no reported error, only the script's own check failing counts as reproducing (its
+`assert`, its "BUG" print, its exit code); any other failure is `inconclusive`, with the
+evidence ("fails with X now"). Crashes and hangs reproduce only when the report describes one.
 
 A run is a plain dict: `outcome` (`error`, `passed`, `timeout`, `crash`), `exception`,
 `message`, `signal` — the shape `scrub repro --json` prints.
@@ -26,10 +27,14 @@ from typing import Any
 
 from app.domain import Verdict
 from app.engine.verdict.normalize import normalize_text
-from app.engine.verdict.signature import WRAPPER_CLASSES, parse_chain, short_class
+from app.engine.verdict.script import ScriptFacts, own_check_failed, says
+from app.engine.verdict.signature import WRAPPER_CLASSES, parse_chain, short_class, traceback_frames
+from app.engine.verdict.values import StatedValues, compare
 
 # The verdict words are the domain's (`app.domain.Verdict`); these names are kept for the engine's callers.
 REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = Verdict.reproduces, Verdict.fixed, Verdict.different_error, Verdict.inconclusive
+# It passes now, but nothing witnesses that this script ever showed the bug: no close.
+PASSES_NOW = Verdict.passes_now
 MISSING_DEPENDENCY = Verdict.missing_dependency
 UNAVAILABLE_HARDWARE = Verdict.unavailable_hardware
 # The run stopped because the worker has no GPU: nothing is known about the bug.
@@ -78,10 +83,18 @@ def _run_levels(run: dict[str, Any]) -> list[tuple[str, str]]:
     return levels
 
 
+_ASSERT_FILE = re.compile(r"internal assert failed(?: at \"?(?:[^\s\":]*[\\/])?(?P<file>[^\s\"\\/:]+))?")
+
+
 def _messages_match(want: str, seen: str) -> bool:
     want, seen = _normalized(want), _normalized(seen)
     if not want:
         return True
+    wanted_assert = _ASSERT_FILE.search(want)
+    if wanted_assert:  # PyTorch's internal asserts: the phrase and the source file, not line numbers
+        seen_assert = _ASSERT_FILE.search(seen)
+        return bool(seen_assert) and (not wanted_assert.group("file") or not seen_assert.group("file")
+                                      or wanted_assert.group("file") == seen_assert.group("file"))
     head = want[:_DISTINCTIVE]
     return head in seen or (len(seen) >= 12 and seen[:_DISTINCTIVE] in want)
 
@@ -105,21 +118,40 @@ def same_exception(reported: dict[str, Any], run: dict[str, Any]) -> bool:
 
 
 def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_checking: bool = False,
-             expected_exception: str | None = None) -> str:
-    """The verdict of one run against the reported error (`ReportedError.to_dict()` or None).
+             expected_exception: str | None = None, script: ScriptFacts | None = None,
+             values: StatedValues | None = None, source: str = "") -> str:
+    """The verdict of one run against the reported failure (`ReportedError.to_dict()` or None).
 
-    `self_checking`: the repro checks its own result (an `assert`, `assert_close`, a `raise`),
-    so a clean run with no reported error means the bug is gone, not "cannot tell".
+    "Reproduces" needs a match with what the report describes: the reported exception (at
+    the statement it was reported at, for a bare `AssertionError`), a crash or a hang only
+    when one was reported, the stated wrong value printed (`values`), or the script's own
+    check failing (`script`: its `assert`, its "BUG" print, an exit code the report names).
+    A failure that matches nothing reported is `inconclusive` ("fails with X now"), never
+    "reproduces".
+
+    `self_checking`: the repro checks its own result, so a clean run with no reported error
+    means the bug is gone (the witness rule decides whether that may close the issue).
     A run that prints the reported error and then goes on (the script caught it) is read as
     that error. `expected_exception`: what the report says should happen instead (a fuzzer's
     "a RuntimeError to be thrown" for a segfault): a run raising exactly that is fixed.
     """
     outcome = run.get("outcome")
     kind = (reported or {}).get("kind")
+    facts = script or ScriptFacts(self_checking=self_checking)
+    output = run.get("output_tail") or ""
     if kind == "exception" and outcome in ("passed", "error") and printed_reported_error(reported or {}, run):
         return REPRODUCES
+    said = says(facts, output) if outcome in ("passed", "error") else None
+    if said == "bug" and _own_exit(run, facts, passed_too=True):
+        return REPRODUCES
+    if values is not None and outcome == "passed":
+        shown = compare(output, values, source)
+        if shown == "actual":
+            return REPRODUCES
+        if shown == "expected":
+            return FIXED
     if outcome == "passed":
-        return FIXED if kind or self_checking else INCONCLUSIVE
+        return FIXED if kind or self_checking or facts.self_checking or values is not None else INCONCLUSIVE
     if (kind in ("segfault", "hang") and outcome == "error" and expected_exception
             and short_class(run.get("exception") or "") == short_class(expected_exception)):
         return FIXED
@@ -127,17 +159,50 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
         return REPRODUCES if outcome == "timeout" else DIFFERENT
     if kind == "segfault":
         return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) == signals.SIGSEGV else DIFFERENT
-    if outcome == "timeout":
-        return DIFFERENT if kind else INCONCLUSIVE
+    if outcome == "timeout":  # no hang was reported: a timeout is no error, and says nothing of the bug
+        return INCONCLUSIVE
     if outcome == "error" and _NO_GPU.search(run.get("message") or "") and not (
             kind == "exception" and _NO_GPU.search((reported or {}).get("message", ""))):
         return UNAVAILABLE_HARDWARE
     if outcome == "error" and short_class(run.get("exception") or "") in _IMPORT_ERRORS and not (
             kind == "exception" and short_class((reported or {}).get("exception", "")) in _IMPORT_ERRORS):
         return MISSING_DEPENDENCY
+    if _own_exit(run, facts):  # the script exited with a code it gives on purpose
+        if kind == "exit":
+            return REPRODUCES if run.get("exit_code") == (reported or {}).get("exit_code") else DIFFERENT
+        return FIXED if said == "ok" else INCONCLUSIVE  # what the code means is the script's to say
+    if kind == "exit":
+        return DIFFERENT
     if kind is None:
+        own = outcome == "error" and (self_checking or facts.self_checking) and own_check_failed(output)
+        return REPRODUCES if own else INCONCLUSIVE
+    if outcome == "error" and same_exception(reported or {}, run) and _same_statement(reported or {}, run):
         return REPRODUCES
-    return REPRODUCES if outcome == "error" and same_exception(reported or {}, run) else DIFFERENT
+    return DIFFERENT
+
+
+def _own_exit(run: dict[str, Any], facts: ScriptFacts, *, passed_too: bool = False) -> bool:
+    """The run ended through the script's own `sys.exit(N)` (no traceback): N is one of the
+    codes it gives on purpose (with `passed_too`, a clean exit counts as well)."""
+    if passed_too and run.get("outcome") == "passed":
+        return True
+    return (run.get("outcome") == "error" and run.get("exception") == "SystemExit"
+            and run.get("exit_code") in facts.exit_codes)
+
+
+def _same_statement(reported: dict[str, Any], run: dict[str, Any]) -> bool:
+    """A bare `AssertionError` is only the reported one at the statement it was reported at,
+    when the report shows that statement and the run's traceback shows its own."""
+    if short_class(reported.get("exception") or "") != "AssertionError" or not reported.get("line"):
+        return True
+    frames = [f for f in traceback_frames(run.get("output_tail") or "") if f.path.endswith("repro.py")]
+    if not frames or not frames[-1].code:
+        return True
+    return _squash(frames[-1].code) == _squash(reported["line"])
+
+
+def _squash(code: str) -> str:
+    return re.sub(r"\s+", "", code)
 
 
 def printed_reported_error(reported: dict[str, Any], run: dict[str, Any]) -> bool:

@@ -31,13 +31,14 @@ from app.engine.verdict.signature import traceback_frames
 
 from app.engine.verdict import classify as verdicts
 from app.engine.report.render import (
-    IssueComment, Notice, RunReport, Section, StageLine, fence, no_mentions, render_issue_comment,
+    IssueComment, Notice, RunReport, Section, StageLine, fence, inline_code, no_mentions, render_issue_comment,
     render_notice, render_run_report,
 )
 from app.pipelines.issue.state import IssueState, PublishPlan, Reproduction
 from app.pipelines.state import plain
 
 Json = dict[str, Any]
+PASSES_NOW_LABEL = "passes now"  # it passes, but nothing witnesses a fix: for a person to confirm
 # The report's next step per verdict (the issue kind declares it: `KIND.next_steps`).
 NEXT_STEPS = {
     Verdict.closed: "Nothing: the issue is closed.",
@@ -51,6 +52,7 @@ NEXT_STEPS = {
     Verdict.fixed: "Closed as fixed; reopen if the reporter still sees it.",
     Verdict.different_error: "Check whether the new error is a setup change (renamed API) or a different bug.",
     Verdict.inconclusive: "Ask the reporter for an assertion or the exact error.",
+    Verdict.passes_now: "Confirm the fix by hand (or provision an older release) and close it.",
     Verdict.missing_dependency: "Run it on a machine with the package, or ask for a PyTorch-only repro.",
     Verdict.duplicate: "Nothing: follow the original issue.",
 }
@@ -71,7 +73,15 @@ def _comment(state: IssueState) -> str | None:
         detail = state.hardware or (state.triage.reason if state.triage else "").removeprefix("the repro needs ")
         return render_notice(Notice(Verdict.unavailable_hardware, detail=detail.removesuffix(", which no worker has")))
     if verdict == Verdict.inconclusive:
-        return render_notice(Notice(Verdict.inconclusive, detail=_version(state)))
+        observed, why = _inconclusive_evidence(state, reproduction)
+        return render_notice(Notice(Verdict.inconclusive, detail=_version(state), observed=observed, why=why,
+                                    repro=_repro_used(repro)))
+    if verdict == Verdict.passes_now:
+        runs = int(reproduction.runs or 0)
+        observed = f"runs to completion ({runs} run{'s' if runs != 1 else ''}, none showed the reported failure)"
+        return render_notice(Notice(Verdict.passes_now, detail=_version(state), observed=observed,
+                                    why=state.witness.why if state.witness else "nothing witnesses it",
+                                    repro=_repro_used(repro)))
     if verdict == Verdict.missing_dependency:
         module = verdicts.missing_module(reproduction.result) or "a package"
         return render_notice(Notice(Verdict.missing_dependency, detail=module))
@@ -85,6 +95,11 @@ def _comment(state: IssueState) -> str | None:
         source_author=repro.author if repro else None,
         minimized=state.minimized.source if state.minimized else None,
         flaky_ratio=reproduction.flaky_ratio,
+        source_where=repro.where if repro else None,
+        source_line=repro.line if repro else 0,
+        source_first_line=repro.first_line[:120] if repro else None,
+        source_why=repro.why if repro else None,
+        witness=_witness_text(state) if verdict == verdicts.FIXED else None,
         **_evidence(reproduction),
     )
     before, after, untested = _change(found)
@@ -97,6 +112,46 @@ def _comment(state: IssueState) -> str | None:
         comment.different_error = reproduction.description
         comment.reported_error = verdicts.describe_reported(plain(state.reported))
     return render_issue_comment(comment)
+
+
+def _repro_used(repro: Any) -> str:
+    """"<url> (by op): the block in the issue body at line 3, starting `x = ...`: why", made safe."""
+    if repro is None:
+        return ""
+    text = f"{repro.url} (by {no_mentions(repro.author)})"
+    if repro.where:
+        text += f": the block in {repro.where} at line {repro.line}"
+        if repro.first_line:
+            text += f", starting {inline_code(repro.first_line[:120])}"
+        if repro.why:
+            text += f" ({no_mentions(repro.why)})"
+    return text
+
+
+def _inconclusive_evidence(state: IssueState, reproduction: Reproduction) -> tuple[str, str]:
+    """For an inconclusive run: what it did ("fails with X now") and why that says nothing."""
+    result = reproduction.result or {}
+    if not result:
+        return "", ""
+    if reproduction.platform:
+        return f"{reproduction.description}", f"the report is from {reproduction.platform}"
+    outcome = result.get("outcome")
+    if outcome == "passed":
+        return "", ""
+    did = {"error": f"fails with {reproduction.description} now", "crash": f"is {reproduction.description} now",
+           "timeout": f"{reproduction.description} now"}.get(str(outcome), reproduction.description)
+    if state.reported:
+        return did, f"the issue reports {verdicts.describe_reported(plain(state.reported))}"
+    return did, "the issue reports no failure to compare it with, and the script's own check did not fail"
+
+
+def _witness_text(state: IssueState) -> str | None:
+    witness = state.witness
+    if witness is None or not witness.holds:
+        return None
+    if witness.kind == "older-release":
+        return f"on PyTorch {witness.environment} the same script fails with the reported failure ({witness.observed})"
+    return "the reporter's own script checks its result and the issue shows it failing; it passes now"
 
 
 def _change(found: BisectResult | None) -> tuple[str | None, str | None, list[str]]:
@@ -165,18 +220,32 @@ def publish_plan(state: IssueState) -> PublishPlan:
     if verdict == Verdict.closed:
         return PublishPlan(nothing=True)
     tri = state.triage
+    add = list(tri.add_labels) if tri else []
+    if verdict == verdicts.PASSES_NOW and PASSES_NOW_LABEL not in _labels(state.issue):
+        add.append(PASSES_NOW_LABEL)
     return PublishPlan(
         comment=_comment(state),
-        add_labels=list(tri.add_labels) if tri else [],
+        add_labels=add,
         remove_labels=list(tri.remove_labels) if tri else [],
-        close=verdict == verdicts.FIXED,
+        close=may_close(state),
     )
+
+
+def may_close(state: IssueState) -> bool:
+    """Close only a fixed verdict, with a witness, on the reporter's or a triager's repro."""
+    return (state.verdict == verdicts.FIXED and state.witness is not None and state.witness.holds
+            and state.repro is not None and state.repro.trusted)
+
+
+def _labels(issue: Json) -> set[str]:
+    return {(label.get("name") if isinstance(label, dict) else str(label)) for label in issue.get("labels") or []}
 
 
 def _status(state: IssueState, failed: list[str]) -> str:
     if failed:
         return "Partial"
-    partial = (Verdict.different_error, Verdict.inconclusive, Verdict.missing_dependency, Verdict.unavailable_hardware)
+    partial = (Verdict.different_error, Verdict.inconclusive, Verdict.missing_dependency, Verdict.unavailable_hardware,
+               Verdict.passes_now)
     return "Partial" if state.verdict in partial else "Success"
 
 

@@ -25,13 +25,17 @@ from app.domain import RunStatus, Verdict
 from app.engine.verdict import bisect as bisection
 from app.engine.verdict import classify as verdicts
 from app.engine.issue import markdown as issues
+from app.engine.issue import selection as choose
+from app.engine.issue.reported import reported_version
+from app.engine.verdict import witness as witnessing
+from app.engine.verdict.values import stated_values
 from app.engine.issue import loose, repro_facts
 from app.engine.issue import review as security
 from app.engine.report.render import Notice, render_notice
 from app.engine.verdict.classify import FIXED, REPRODUCES
 from app.github.permissions import may_write, role_of
 from app.github.port import comment_marker
-from app.pipelines.issue import runner as runner
+from app.pipelines.issue import evidence, runner
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
 from app.pipelines.issue.report import build_report
 from app.pipelines.issue.state import IssueState
@@ -104,23 +108,36 @@ def _poster_words(issue: dict[str, Any], comments: list[dict[str, Any]]) -> list
 def select(ctx: RunContext, state: IssueState) -> StageResult:
     issue, comments = state.issue, state.comments
     candidates = issues.repro_candidates(issue, comments)
-    chosen = issues.select_repro(candidates)
+    op = (issue.get("user") or {}).get("login", "")
+    trusted = evidence.trusted_commenters(ctx, candidates, op, TRIAGE_ROLES)
+    chosen = choose.select_repro(candidates, set(trusted))
+    others = choose.alternates(candidates, chosen, set(trusted))
     posts = issues.human_posts(issue, comments)
     images = chosen is None and any(issues.has_images(p.get("body")) for p in posts)
     # The reported error: first in the chosen repro's post, then in the poster's own words
-    # (bots' and Scrubbot's comments are not read).
+    # (bots' and Scrubbot's comments are not read), then a class the title names.
     chosen_post = next((p for p in posts if chosen and p.get("html_url") == chosen.url), {})
-    reported = issues.reported_error(chosen_post.get("body"), *_poster_words(issue, posts[1:]))
+    words = _poster_words(issue, posts[1:])
+    reported = issues.reported_error(chosen_post.get("body"), *words, title=issue.get("title"))
+    stated = stated_values("\n".join(words))
     expected = loose.expected_exception(issue.get("body"))
-    summary = (f"repro by {chosen.author} ({chosen.lines} lines) of {len(candidates)} candidates" if chosen
+    summary = (f"repro by {chosen.author} ({chosen.where}, line {chosen.line}, {chosen.lines} lines) of "
+               f"{len(candidates)} candidates: {chosen.why}" if chosen
                else "no repro" + (" (only images)" if images else ""))
     if reported:
         summary += f"; reported: {reported.expect}"
+    if stated:
+        summary += f"; prints {stated.actual!r}, expected {stated.expected!r}"
     return StageResult(summary=summary, output={
         "repro": chosen,
-        "candidates": [{"author": c.author, "url": c.url, "lines": c.lines} for c in candidates],
+        "candidates": [{"author": c.author, "url": c.url, "lines": c.lines, "where": c.where, "line": c.line,
+                        "kind": c.kind, "role": c.role} for c in candidates],
+        "alternates": others,
+        "trusted": trusted,
         "images_only": images,
         "reported": reported,
+        "stated_values": stated,
+        "reported_version": reported_version("\n".join(words)),
         "expected_exception": expected,
     })
 
@@ -178,23 +195,34 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
         return StageResult(summary="needs CUDA and this worker has no GPU", skipped=True,
                            output={"stop": True, "verdict": Verdict.unavailable_hardware, "hardware": "a CUDA GPU"})
     label = runner.current_label(ctx.settings)
-    source = state.repro.source
-    result = runner.reproduce(ctx.settings, source, plain(state.reported), label,
-                              self_checking=repro_facts.checks_itself(source),
-                              expected_exception=state.expected_exception)
+    repro = state.repro
+    older = witnessing.release_to_try(list(ctx.settings.environment_map), label, state.reported_version)
+    result = evidence.run_repro(ctx, state, repro, label, older)
+    output: dict[str, Any] = {}
+    if result.verdict != verdicts.REPRODUCES and (switch := evidence.try_alternates(ctx, state, label, TRIAGE_ROLES)):
+        repro, why = switch
+        result = replace(evidence.run_repro(ctx, state, repro, label, older), switched_from=why)
+        output["repro"] = repro
     printed = "\n".join(str(result.result.get("output_tail") or "").splitlines()[-REPRO_LOG_LINES:])
     if printed:  # the run log shows what the repro printed, not only the stage summaries
         ctx.log(f"repro output on {label} (last {REPRO_LOG_LINES} lines at most):\n{printed}")
     # Every comment by the poster counts here: more of their words only make it more careful.
     platform = repro_facts.reported_platform("\n".join(_poster_words(state.issue, state.comments)))
-    if result.verdict == verdicts.FIXED and platform:
-        # Passing on this Linux worker proves nothing about a failure seen on Windows or macOS
-        # (a toolchain, a path, a backend): never close such an issue as fixed.
+    if result.verdict in (verdicts.FIXED, verdicts.DIFFERENT) and platform:
+        # Passing (or failing otherwise) on this Linux worker proves nothing about a failure seen
+        # on Windows or macOS (a toolchain, a path, a backend): never close such an issue as fixed.
         result = replace(result, verdict=verdicts.INCONCLUSIVE, platform=platform,
                          description=f"{result.description} here, but the report is from {platform}")
+    if result.verdict == verdicts.FIXED:
+        witness = evidence.witness(ctx, state, repro, older)
+        output["witness"] = witness
+        if not witness.holds:
+            result = replace(result, verdict=verdicts.PASSES_NOW)
     ratio = f", flaky {result.flaky_ratio}" if result.flaky_ratio else ""
     summary = f"{result.verdict} on {label}: {result.description} ({result.runs} runs{ratio})"
-    output: dict[str, Any] = {"reproduction": result, "verdict": result.verdict}
+    if output.get("witness"):
+        summary += f"; witness: {output['witness'].kind} ({output['witness'].why})"
+    output |= {"reproduction": result, "verdict": result.verdict}
     if result.verdict == verdicts.UNAVAILABLE_HARDWARE:  # the run stopped for want of a GPU
         output["hardware"] = "a CUDA GPU"
     return StageResult(summary=summary, output=output)
@@ -233,6 +261,11 @@ def minimize(ctx: RunContext, state: IssueState) -> StageResult:
     forced = bool(ctx.params.get(FORCE_MINIMIZE))
     if state.verdict != REPRODUCES or (reproduction and reproduction.flaky_ratio and not forced):
         return StageResult(summary="not needed: it does not reproduce deterministically", skipped=True)
+    if (reproduction.result or {}).get("exception") == "SystemExit":
+        # The failure is the script's own exit code (or its BUG print): every smaller script
+        # that exits the same way "keeps" it, down to `raise SystemExit(1)`.
+        return StageResult(summary="not needed: the failure is the script's own exit code, which any "
+                                   "smaller script could fake", skipped=True)
     if issues.code_lines(source) <= MINIMAL_LINES and not forced:
         return StageResult(summary=f"already minimal ({issues.code_lines(source)} lines)", skipped=True)
     label = reproduction.result["environment"]

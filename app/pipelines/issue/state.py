@@ -23,6 +23,8 @@ from typing import Any, ClassVar, TypeVar
 from app.engine.issue.markdown import ReportedError, Repro
 from app.engine.issue.review import Finding
 from app.engine.issue.triage import Triage
+from app.engine.verdict.values import StatedValues
+from app.engine.verdict.witness import Witness
 from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
 from app.pipelines.state import PipelineState, from_known
@@ -46,11 +48,15 @@ class Reproduction:
     description: str = ""
     # Set when a pass here was not taken as `fixed`: the report is from this platform.
     platform: str | None = None
+    modes: dict[str, int] = field(default_factory=dict)  # runs per mode: cold (fresh interpreter), fork (warm)
+    # Set when the chosen repro did not show the failure and another block did (it then ran).
+    switched_from: str | None = None
 
     def to_dict(self) -> Json:
         data = asdict(self)
-        if data["platform"] is None:
-            del data["platform"]
+        for key in ("platform", "switched_from", "modes"):
+            if not data[key]:
+                del data[key]
         return data
 
     @classmethod
@@ -110,6 +116,9 @@ class IssueState(PipelineState):
         "bisect_plan": ProbePlan.from_dict,
         "minimized": Minimized.from_dict,
         "publish": PublishPlan.from_dict,
+        "alternates": lambda items: [Repro.from_dict(r) for r in items],
+        "stated_values": StatedValues.from_dict,
+        "witness": Witness.from_dict,
     }
 
     # fetch
@@ -122,6 +131,10 @@ class IssueState(PipelineState):
     images_only: bool = False
     reported: ReportedError | None = None
     expected_exception: str | None = None
+    trusted: list[str] = field(default_factory=list)  # commenters with triage permission or higher
+    alternates: list[Repro] = field(default_factory=list)  # other repro blocks, tried when the first shows nothing
+    stated_values: StatedValues | None = None  # "prints X but expected Y"
+    reported_version: str | None = None  # the reporter's torch release, when the report gives it
     # triage (`stop` and `verdict` also from reproduce)
     triage: Triage | None = None
     needs_cuda: bool = False
@@ -134,6 +147,7 @@ class IssueState(PipelineState):
     # reproduce
     reproduction: Reproduction | None = None
     hardware: str | None = None  # what it needs that no worker has
+    witness: Witness | None = None  # for a clean run: what shows this script once failed
     # bisect, minimize
     bisect: BisectResult | None = None
     bisect_plan: ProbePlan | None = None  # the clean runs that made a release "absent"

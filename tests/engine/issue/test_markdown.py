@@ -71,11 +71,19 @@ def test_the_latest_repro_by_the_original_poster_wins_over_earlier_ones():
     assert chosen.author == "op" and chosen.url == comments[0]["html_url"]
 
 
-def test_a_strictly_shorter_self_contained_repro_by_a_commenter_is_preferred():
+def test_a_strictly_shorter_self_contained_repro_by_a_triager_is_preferred():
     issue = post("op", py(LONG), "2024-01-01T00:00:00Z")
     comments = [post("helper", "smaller:\n" + py(SHORT), "2024-01-02T00:00:00Z")]
+    chosen = select_repro(repro_candidates(issue, comments), trusted={"helper"})
+    assert (chosen.author, chosen.by_original_poster, chosen.trusted) == ("helper", False, True)
+
+
+def test_a_strangers_shorter_repro_does_not_replace_the_posters():
+    # pytorch issue #21 item 3: being shorter is no reason to run a stranger's code instead
+    issue = post("op", py(LONG), "2024-01-01T00:00:00Z")
+    comments = [post("stranger", "smaller:\n" + py(SHORT), "2024-01-02T00:00:00Z")]
     chosen = select_repro(repro_candidates(issue, comments))
-    assert (chosen.author, chosen.by_original_poster) == ("helper", False)
+    assert (chosen.author, chosen.trusted) == ("op", True)
 
 
 def test_a_shorter_commenter_snippet_that_needs_context_is_not_preferred():
@@ -91,10 +99,12 @@ def test_bots_and_scrubbots_own_comments_are_not_candidates():
     assert repro_candidates(issue, comments) == []
 
 
-def test_within_a_post_the_longest_python_block_is_the_candidate():
+def test_every_python_block_of_a_post_is_a_candidate_and_the_longest_runs_first():
     body = py("import torch") + "\n\n" + py(LONG) + "\n\n" + py("Traceback (most recent call last):\nX: y", "")
-    (candidate,) = repro_candidates(post("op", body, "2024-01-01T00:00:00Z"), [])
-    assert candidate.source == LONG + "\n"
+    candidates = repro_candidates(post("op", body, "2024-01-01T00:00:00Z"), [])
+    assert [c.source for c in candidates] == ["import torch\n", LONG + "\n"]
+    assert [c.line for c in candidates] == [1, 5]
+    assert select_repro(candidates).source == LONG + "\n"
 
 
 def test_repro_round_trips_through_plain_data():

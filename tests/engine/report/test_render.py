@@ -16,7 +16,7 @@ def test_first_line_is_exactly_the_seeds_sentence():
     assert render_issue_comment(IssueComment(True, "2.13.0")).splitlines()[0] == \
         "This issue still reproduces on PyTorch 2.13.0."
     assert render_issue_comment(IssueComment(False, "2.13.0")).splitlines()[0] == \
-        "This issue no longer reproduces on PyTorch 2.13.0."
+        "This issue no longer reproduces on PyTorch 2.13.0: this script demonstrated the bug and no longer does."
 
 
 def test_a_bare_verdict_is_a_short_comment():

@@ -115,7 +115,9 @@ def test_why_is_one_line_however_long_the_error():
 def test_a_clean_pass_with_no_reported_error_is_clean_but_a_timeout_is_not():
     assert read_run(classify(None, CLEAN), CLEAN) == ABSENT
     assert read_run(classify(None, TIMEOUT), TIMEOUT) == UNKNOWN
-    assert read_run(classify(None, BUG), BUG) == REPRODUCES
+    assert read_run(classify(None, BUG), BUG) == UNKNOWN  # a failure nothing reported: not the bug
+    reported = {"kind": "exception", "exception": BUG["exception"], "message": BUG["message"]}
+    assert read_run(classify(reported, BUG), BUG) == REPRODUCES
 
 
 def test_the_error_the_report_expected_instead_is_clean():

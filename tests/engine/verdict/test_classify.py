@@ -28,7 +28,7 @@ SIGABRT = {"outcome": "crash", "signal": int(signal.SIGABRT), "exit_code": 134}
     (RUNTIME, error("RuntimeError", "size mismatch"), "different-error"),
     (RUNTIME, error("ValueError", "expected scalar type Float but found Double"), "different-error"),
     (RUNTIME, PASSED, "fixed"),
-    (RUNTIME, TIMEOUT, "different-error"),
+    (RUNTIME, TIMEOUT, "inconclusive"),  # not a hang the report describes, and not an error either
     (HANG, TIMEOUT, "reproduces"),
     (HANG, PASSED, "fixed"),
     (HANG, error("ValueError", "x"), "different-error"),
@@ -36,8 +36,8 @@ SIGABRT = {"outcome": "crash", "signal": int(signal.SIGABRT), "exit_code": 134}
     (SEGFAULT, {"outcome": "crash", "signal": "SIGSEGV"}, "reproduces"),  # as `scrub repro --json` names it
     (SEGFAULT, SIGABRT, "different-error"),
     (SEGFAULT, PASSED, "fixed"),
-    (None, error("AssertionError", ""), "reproduces"),
-    (None, SIGSEGV, "reproduces"),
+    (None, error("AssertionError", ""), "inconclusive"),  # nothing reported, no own check seen: "fails with X now"
+    (None, SIGSEGV, "inconclusive"),  # a crash counts only when the report describes one
     (None, PASSED, "inconclusive"),
     (RUNTIME, error("ModuleNotFoundError", "No module named 'transformers'"), "missing-dependency"),
     (None, error("ModuleNotFoundError", "No module named 'transformers'"), "missing-dependency"),
@@ -104,7 +104,13 @@ def test_backend_compiler_failed_matches_its_wrapped_error_not_the_wrapper_alone
 def test_a_repro_with_its_own_assert_that_now_passes_is_fixed():
     assert classify(None, PASSED, self_checking=True) == "fixed"
     assert classify(None, PASSED) == "inconclusive"  # nothing checked, nothing reported: cannot tell
-    assert classify(None, error("AssertionError", ""), self_checking=True) == "reproduces"
+    own_assert = error("AssertionError", "") | {"output_tail": OWN_ASSERT}
+    assert classify(None, own_assert, self_checking=True) == "reproduces"  # its own check failed
+    assert classify(None, error("AssertionError", ""), self_checking=True) == "inconclusive"  # raised elsewhere
+
+
+OWN_ASSERT = ('Traceback (most recent call last):\n  File "/tmp/repro.py", line 5, in <module>\n'
+              '    assert torch.allclose(a, b)\nAssertionError\n')
 
 
 def test_a_script_that_catches_the_reported_error_and_prints_it_reproduces():
@@ -131,3 +137,54 @@ def test_a_crash_that_now_raises_the_error_the_report_expected_is_fixed():
     assert classify(SEGFAULT, now, expected_exception="RuntimeError") == "fixed"
     assert classify(SEGFAULT, now) == "different-error"  # without that sentence: not ours to call fixed
     assert classify(SEGFAULT, error("ValueError", "x"), expected_exception="RuntimeError") == "different-error"
+
+
+# -- "still reproduces" needs a match (issue #22) ---------------------------------------------
+
+from app.engine.verdict.script import ScriptFacts  # noqa: E402
+from app.engine.verdict.values import StatedValues  # noqa: E402
+
+
+def test_a_validation_error_that_replaced_an_internal_assert_is_not_the_bug():
+    internal = {"kind": "exception", "exception": "RuntimeError",
+                "message": 'INTERNAL ASSERT FAILED at "/pytorch/aten/src/ATen/native/Resize.cpp":35, please report a bug'}
+    now_assert = error("RuntimeError", 'false INTERNAL ASSERT FAILED at "/root/pytorch/aten/src/ATen/native/Resize.cpp":41, '
+                                       "please report a bug to PyTorch.")
+    validation = error("RuntimeError", "Trying to resize storage that is not resizable")
+    assert classify(internal, now_assert) == "reproduces"  # line numbers and paths moved, same assert
+    assert classify(internal, validation) == "different-error"
+
+
+def test_a_bare_assertion_error_at_another_statement_is_not_the_reported_one():
+    reported = {"kind": "exception", "exception": "AssertionError", "message": "", "line": "assert torch.equal(eager, compiled)"}
+    at_compile = error("AssertionError", "") | {"output_tail": (
+        'Traceback (most recent call last):\n  File "/tmp/repro.py", line 6, in <module>\n    compiled = torch.compile(f)(x)\n'
+        "AssertionError\n")}
+    at_check = error("AssertionError", "") | {"output_tail": (
+        'Traceback (most recent call last):\n  File "/tmp/repro.py", line 8, in <module>\n'
+        "    assert torch.equal(eager, compiled)\nAssertionError\n")}
+    assert classify(reported, at_compile) == "different-error"
+    assert classify(reported, at_check) == "reproduces"
+
+
+def test_an_exit_code_given_on_purpose_is_read_as_the_script_means_it():
+    facts = ScriptFacts(self_checking=True, exit_codes=(1,), ok_says=("not reproduced",), bug_says=("BUG",))
+    exits = {"outcome": "error", "exception": "SystemExit", "message": "1", "exit_code": 1}
+    reported = {"kind": "exception", "exception": "RuntimeError", "message": "wrong"}
+    assert classify(reported, exits | {"output_tail": "not reproduced\n"}, script=facts) == "fixed"
+    assert classify(reported, exits | {"output_tail": "done\n"}, script=facts) == "inconclusive"  # not "reproduces"
+    assert classify(reported, PASSED | {"output_tail": "BUG\n"}, script=facts) == "reproduces"
+    assert classify({"kind": "exit", "exit_code": 1}, exits | {"output_tail": ""}, script=facts) == "reproduces"
+
+
+def test_a_crash_or_hang_counts_only_when_the_report_describes_one():
+    assert classify(RUNTIME, SIGSEGV) == "different-error"
+    assert classify(None, SIGSEGV) == "inconclusive"
+    assert classify(None, TIMEOUT) == "inconclusive"
+
+
+def test_printed_values_are_compared_with_the_stated_ones():
+    values = StatedValues("tensor([nan, 1.])", "tensor([0., 1.])")
+    assert classify(None, PASSED | {"output_tail": "tensor([nan, 1.])\n"}, values=values) == "reproduces"
+    assert classify(None, PASSED | {"output_tail": "tensor([0., 1.])\n"}, values=values) == "fixed"
+    assert classify(None, PASSED | {"output_tail": "tensor([7., 7.])\n"}, values=values) == "fixed"  # witness decides

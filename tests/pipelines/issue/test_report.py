@@ -19,15 +19,21 @@ def stored(verdict: str, result: dict, **more) -> dict:
     return {
         "issue": {"title": "bug", "html_url": "https://github.com/o/r/issues/3", "user": {"login": "op"}},
         "repro": {"source": "print(1)\n", "author": "op", "url": "https://github.com/o/r/issues/3",
-                  "created_at": "t", "by_original_poster": True, "self_contained": True, "lines": 1},
+                  "created_at": "t", "by_original_poster": True, "self_contained": True, "lines": 1,
+                  "trusted": True, "where": "the issue body", "line": 3, "why": "the original poster's latest repro"},
         "triage": {"decision": "actionable", "reason": "a bug report with a repro", "add_labels": [],
                    "remove_labels": ["needs reproduction"], "needs_cuda": False, "cpu_source": None},
         "verdict": verdict,
         "reproduction": {"verdict": verdict, "flaky_ratio": None, "runs": 5, "reproduced": 0, "rate": 0.0,
                          "interval": [0.0, 0.4345], "outcomes": {result["outcome"]: 5}, "result": result,
                          "description": "it passes"},
+        **({"witness": WITNESS} if verdict == "fixed" else {}),
         **more,
     }
+
+
+WITNESS = {"kind": "older-release", "why": "on PyTorch e1 the same script fails", "environment": "e1",
+           "observed": "RuntimeError: the bug"}
 
 
 def test_a_closed_issue_gets_nothing_written():
@@ -40,8 +46,42 @@ def test_a_fixed_issue_is_closed_with_the_triage_labels_and_where_it_was_fixed()
               "probes": {"e1": True, "e2": True, "e3": False, "e4": False}, "rounds": 2}
     plan = publish_plan(IssueState.load(stored("fixed", PASSED, bisect=bisect)))
     assert plan.close and plan.remove_labels == ["needs reproduction"] and plan.add_labels == []
-    assert plan.comment.startswith("This issue no longer reproduces on PyTorch 2.13.0.")
+    assert plan.comment.startswith("This issue no longer reproduces on PyTorch 2.13.0: this script demonstrated "
+                                   "the bug and no longer does.")
+    assert "Witness: on PyTorch e1 the same script fails with the reported failure (RuntimeError: the bug)." in plan.comment
     assert "It first stops reproducing in PyTorch e3 (it still reproduces in e2)." in plan.comment
+    assert ("It is the block in the issue body at line 3, starting `print(1)`: the original poster's latest repro."
+            in plan.comment)
+
+
+def test_fixed_closes_only_with_a_witness_that_holds_and_a_trusted_repro():
+    no_witness = stored("fixed", PASSED)
+    del no_witness["witness"]
+    assert not publish_plan(IssueState.load(no_witness)).close
+    failed = stored("fixed", PASSED, witness=WITNESS | {"kind": "none"})
+    assert not publish_plan(IssueState.load(failed)).close
+    strangers = stored("fixed", PASSED)
+    strangers["repro"] = strangers["repro"] | {"trusted": False, "author": "stranger"}
+    assert not publish_plan(IssueState.load(strangers)).close
+
+
+def test_passes_now_says_why_labels_and_never_closes():
+    state = stored("passes-now", PASSED, witness={"kind": "none", "why": "no older release is provisioned"})
+    plan = publish_plan(IssueState.load(state))
+    assert not plan.close and plan.add_labels == ["passes now"]
+    assert "no witness that this script ever showed the bug: no older release is provisioned" in plan.comment
+    assert "no longer reproduces" not in plan.comment
+
+
+def test_a_different_error_never_also_says_it_runs_to_completion():
+    failing = {"outcome": "error", "exception": "TypeError", "message": "bad operand", "environment": "e4",
+               "torch_version": "2.13.0", "output_tail": "TypeError: bad operand\n"}
+    state = stored("different-error", failing, reported={"kind": "exception", "exception": "ValueError",
+                                                         "message": "shapes"})
+    state["reproduction"]["description"] = "TypeError: bad operand"
+    comment = publish_plan(IssueState.load(state)).comment
+    assert "runs to completion" not in comment and "no longer reproduces" not in comment
+    assert "now fails with a different error" in comment and "TypeError: bad operand" in comment
 
 
 def test_a_missing_package_is_named_from_the_run_that_showed_it():

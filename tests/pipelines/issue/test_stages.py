@@ -123,15 +123,63 @@ def test_reproduces_and_minimizes(fake_github):
     assert "## Execution Log" in ctx.artifacts["report.md"][1]
 
 
-def test_fixed_is_commented_and_closed_as_completed(fake_github):
+def test_a_pass_without_a_witness_is_passes_now_labelled_and_left_open(fake_github):
+    # The script does not check itself and no older release is provisioned: nothing shows that
+    # this script ever failed (it may be a control block, or need what this worker lacks).
     number = trusted_issue(fake_github, py("x = [1, 2][0]\nprint(x)") + "\n" +
                            traceback("IndexError: list index out of range"))
-    finished, _ = scrub(fake_github, number)
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "passes-now"
+    assert state_of(ctx).reproduction.runs == 5  # "passes now" needs no 14-run proof: it closes nothing
+    (comment,) = our_comments(fake_github, number)
+    assert "no witness that this script ever showed the bug" in comment and "no older PyTorch release" in comment
+    assert "no longer reproduces" not in comment
+    assert fake_github.issue(REPO, number)["state"] == "open"
+    assert "passes now" in fake_github.label_names(REPO, number)
+
+
+@pytest.fixture
+def old_and_new():
+    from tests.pipelines.envs import make_envs, remove
+
+    envs, root = make_envs(["old", "new"])
+    yield ",".join(f"{label}={python}" for label, python in envs.items())  # SCRUB_ENVIRONMENTS
+    remove(root)
+
+
+# Fails with IndexError on the environment named "old" only, and checks nothing itself.
+ONLY_OLD_FAILS = "import sys\nitems = [1]\nprint(items[int(sys.prefix.endswith('old'))])"
+
+
+def test_fixed_is_witnessed_on_an_older_release_commented_and_closed(fake_github, old_and_new):
+    number = trusted_issue(fake_github, py(ONLY_OLD_FAILS) + "\n" + traceback("IndexError: list index out of range"))
+    finished, ctx = scrub(fake_github, number, config={"environments": old_and_new})
     assert finished.verdict == "fixed"
+    witness = state_of(ctx).witness
+    assert (witness.kind, witness.environment) == ("older-release", "old")
     (comment,) = our_comments(fake_github, number)
     assert comment.startswith("This issue no longer reproduces on PyTorch ")
+    assert "this script demonstrated the bug and no longer does" in comment
+    assert "Witness: on PyTorch old the same script fails with the reported failure" in comment
     issue = fake_github.issue(REPO, number)
     assert (issue["state"], issue["state_reason"]) == ("closed", "completed")
+
+
+def test_a_script_that_passes_on_the_older_release_too_witnesses_nothing(fake_github, old_and_new):
+    number = trusted_issue(fake_github, py("print([1, 2][0])") + "\n" + traceback("IndexError: list index out of range"))
+    finished, ctx = scrub(fake_github, number, config={"environments": old_and_new})
+    assert finished.verdict == "passes-now"
+    assert "on PyTorch old it did not fail with the reported failure either" in state_of(ctx).witness.why
+    assert fake_github.issue(REPO, number)["state"] == "open"
+
+
+def test_the_reporters_self_checking_script_shown_failing_is_its_own_witness(fake_github):
+    source = "x = [1, 2, 3]\nassert sum(x) == 6, 'wrong sum'"
+    number = trusted_issue(fake_github, py(source) + "\n" + traceback("AssertionError: wrong sum"))
+    finished, ctx = scrub(fake_github, number)
+    assert (finished.verdict, state_of(ctx).witness.kind) == ("fixed", "self-check")
+    assert state_of(ctx).reproduction.runs == 14  # closing needs the full proof
+    assert fake_github.issue(REPO, number)["state"] == "closed"
 
 
 def test_a_different_error_reports_both_and_keeps_the_issue_open(fake_github):
@@ -287,12 +335,20 @@ def test_a_label_by_someone_without_triage_permission_is_ignored_without_a_write
 
 def test_a_self_checking_repro_that_passes_now_is_fixed_and_says_what_happens_now(fake_github):
     source = "x = [1, 2, 3]\nprint('sum', sum(x))\nassert sum(x) == 6, 'wrong sum'"
-    number = trusted_issue(fake_github, "The sum is wrong:\n" + py(source))
+    number = trusted_issue(fake_github, "The sum is wrong:\n" + py(source) + "\n" + traceback("AssertionError: wrong sum"))
     finished, _ = scrub(fake_github, number)
     assert finished.verdict == "fixed"
     (comment,) = our_comments(fake_github, number)
     assert comment.startswith("This issue no longer reproduces")
     assert "Now: the repro runs to completion; its last output line is `sum 6` (14 runs" in comment
+
+
+def test_a_self_checking_script_never_shown_failing_is_no_witness(fake_github):
+    source = "x = [1, 2, 3]\nassert sum(x) == 6, 'wrong sum'"
+    number = trusted_issue(fake_github, "The sum is wrong:\n" + py(source))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "passes-now"
+    assert fake_github.issue(REPO, number)["state"] == "open"
 
 
 def test_a_pass_here_does_not_close_a_report_from_windows(fake_github):
@@ -446,13 +502,14 @@ def test_torch_repro_is_minimized_keeping_its_error(fake_github):
 
 
 @pytest.mark.torch
-def test_torch_fixed_behaviour_closes(fake_github):
+def test_torch_fixed_behaviour_without_a_witness_stays_open(fake_github):
     source = "import torch\nx = torch.arange(6).reshape(2, 3)\nprint(x.sum(dim=1))"
     number = trusted_issue(fake_github, py(source) + "\n" + traceback(
         "RuntimeError: sum(): dim out of range"))
-    finished, _ = scrub(fake_github, number, config=TORCH)
-    assert finished.verdict == "fixed"
-    assert fake_github.issue(REPO, number)["state"] == "closed"
+    finished, ctx = scrub(fake_github, number, config=TORCH)
+    assert finished.verdict == "passes-now"
+    assert state_of(ctx).reproduction.modes.get("fork", 0) >= 1  # the repeated runs were warm
+    assert fake_github.issue(REPO, number)["state"] == "open"
 
 
 def test_interpreter_is_this_one():
@@ -501,3 +558,44 @@ def test_scrub_bisect_finds_where_a_reproducing_bug_started(fake_github, four_en
     assert finished.verdict == "reproduces"
     (comment,) = our_comments(fake_github, number)
     assert "It first reproduces in PyTorch e3 (it does not in e2)." in comment
+
+
+# -- issue #22: the classes of mistake seen on unseen issues ----------------------------------
+
+
+def test_a_control_block_under_expected_behavior_never_closes_a_live_bug(fake_github):
+    crash = "values = [1, 2, 3]\nprint(values[3])"
+    control = "values = [1, 2, 3]\n" + "\n".join(f"print(values[{i % 3}])" for i in range(8))
+    body = (f"### 🐛 Describe the bug\n\n{py(crash)}\n\n{traceback('IndexError: list index out of range')}\n\n"
+            f"### Expected behavior\n\nWith an index in range it works:\n\n{py(control)}")
+    number = trusted_issue(fake_github, body)
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "reproduces"
+    assert state_of(ctx).repro.source.strip() == crash
+    (comment,) = our_comments(fake_github, number)
+    assert "It is the block in the issue body at line 3, starting `values = [1, 2, 3]`" in comment
+    assert fake_github.issue(REPO, number)["state"] == "open"
+
+
+def test_a_failure_nothing_reported_is_fails_with_x_now_not_still_reproduces(fake_github):
+    number = trusted_issue(fake_github, "It gives the wrong answer sometimes.\n" + py("weights = {}\nprint(weights['weight'])"))
+    finished, _ = scrub(fake_github, number)
+    assert finished.verdict == "inconclusive"
+    (comment,) = our_comments(fake_github, number)
+    assert "fails with KeyError: 'weight' now" in comment and "still reproduces" not in comment
+
+
+def test_a_repl_transcript_runs_and_its_imports_count(fake_github):
+    body = f"{FENCE}\n>>> import not_installed_pkg\n>>> not_installed_pkg.run()\nTraceback ...\n{FENCE}"
+    number = trusted_issue(fake_github, body + "\n" + traceback("ValueError: bad"))
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "missing-dependency" and state_of(ctx).repro.kind == "repl"
+
+
+def test_a_script_that_exits_1_on_purpose_when_the_bug_is_gone_is_read_as_it_means_it(fake_github):
+    source = ("import sys\nvalues = [1, 2, 3]\nif sum(values) == 6:\n    print('fixed: the sum is right')\n"
+              "    sys.exit(1)\nprint('BUG: the sum is wrong')\n")
+    number = trusted_issue(fake_github, "The sum comes out wrong on my machine.\n" + py(source))
+    finished, ctx = scrub(fake_github, number)
+    assert finished.verdict == "passes-now"  # the script says fixed; nothing was shown failing
+    assert status_of(ctx, "minimize") == "skipped" and state_of(ctx).minimized is None

@@ -1,0 +1,73 @@
+"""Every runnable piece of a post is a candidate, with what the post presents it as."""
+
+from __future__ import annotations
+
+from app.engine.issue.candidates import CONTROL, REPRO, post_blocks, repl_source
+from app.engine.issue.triage import needs_cuda
+
+FENCE = "```"
+CRASH = "import torch\nx = torch.ones(3, dtype=torch.float16)\ntorch.special.zeta(x, x)"
+CONTROL_CODE = "import torch\nx = torch.ones(3, dtype=torch.float32)\nprint(torch.special.zeta(x, x))"
+
+
+def py(code: str) -> str:
+    return f"{FENCE}python\n{code}\n{FENCE}"
+
+
+def test_a_working_variant_under_expected_behavior_is_a_control():
+    body = (f"### 🐛 Describe the bug\n\nThis crashes:\n{py(CRASH)}\n\n### Expected behavior\n\n"
+            f"The same with float32 works:\n{py(CONTROL_CODE + chr(10) + '# a longer control block' + chr(10) + 'y = 1')}\n")
+    repro, control = post_blocks(body)
+    assert (repro.role, repro.source) == (REPRO, CRASH)
+    assert control.role == CONTROL and control.why
+
+
+def test_a_workaround_lead_in_makes_a_control():
+    body = f"Repro:\n{py(CRASH)}\n\nAs a workaround, this works:\n{py(CONTROL_CODE)}"
+    assert [b.role for b in post_blocks(body)] == [REPRO, CONTROL]
+
+
+def test_a_repl_transcript_is_extracted_without_its_output():
+    body = (f"{FENCE}\n>>> import scipy.special\n>>> import torch\n>>> torch.tensor([1.0]).exp()\n"
+            f"tensor([2.7183])\n>>> for i in range(2):\n...     print(i)\n...\n0\n1\n{FENCE}")
+    (block,) = post_blocks(body)
+    assert block.kind == "repl"
+    assert block.source == "import scipy.special\nimport torch\ntorch.tensor([1.0]).exp()\nfor i in range(2):\n    print(i)"
+    assert repl_source("no prompts here") is None
+
+
+def test_two_unfenced_torch_lines_without_an_import_are_found():
+    body = "To reproduce:\n\nx = torch.randn(2, 3)\ntorch.linalg.svd(x, full_matrices=None)\n\nthen it fails."
+    (block,) = post_blocks(body)
+    assert block.kind == "unfenced" and block.source.startswith("x = torch.randn(2, 3)")
+
+
+def test_code_inside_details_is_a_candidate_with_its_line():
+    body = f"Intro\n\n<details>\n<summary>repro</summary>\n\n{py(CRASH)}\n\n</details>"
+    (block,) = post_blocks(body)
+    assert block.source == CRASH and block.line == 6 and block.first_line == "import torch"
+
+
+def test_a_commented_out_cuda_device_does_not_need_cuda():
+    assert not needs_cuda('import torch\n# device = "cuda"\ndevice = "cpu"\nx = torch.ones(2, device=device)')
+    assert needs_cuda('import torch\nx = torch.ones(2).cuda()  # on the GPU')
+
+
+def test_a_pasted_test_method_runs_inside_a_test_case():
+    body = py("    def test_zero_tolerance(self):\n        self.assertFalse(1 == 1)")
+    (block,) = post_blocks(body)
+    assert block.kind == "method" and "class ReproTest(unittest.TestCase):" in block.source
+    assert "    def test_zero_tolerance(self):" in block.source and block.source.rstrip().endswith("unittest.main(argv=['repro'])")
+
+
+def test_code_followed_by_it_works_is_a_control_and_keeps_its_torch_call():
+    body = "prev = torch.ones((2, 22, 22, 4))\nF.interpolate(prev, scale_factor=2)\nis well\nSo it must be a cuda() problem"
+    (block,) = post_blocks(body)
+    assert block.role == CONTROL and block.why == "is well"
+    assert block.source.endswith("F.interpolate(prev, scale_factor=2)")  # a call on F is code, not output
+
+
+def test_an_unfenced_script_ends_before_the_next_heading():
+    body = "## To Reproduce\nimport torch\nx = torch.ones(2)\nprint(x.sum())\n\n## Environment\nPyTorch version: 2.1.0"
+    (block,) = post_blocks(body)
+    assert block.source == "import torch\nx = torch.ones(2)\nprint(x.sum())"

@@ -1,0 +1,58 @@
+"""Wrong results printed without an assert: stated values, compared with what a run printed."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.engine.verdict.values import StatedValues, compare, numbers, shows, stated_values
+
+FENCE = "```"
+
+
+@pytest.mark.parametrize("text, actual, expected", [
+    ("It prints `tensor([nan, 1.])` but expected `tensor([0., 1.])`", "tensor([nan, 1.])", "tensor([0., 1.])"),
+    ("the result is 3.5 but it should be 4.0.", "3.5", "4.0"),
+    ("returns False, but expected True", "False", "True"),
+    ("expected 0.5, got 0.25", "0.25", "0.5"),
+    ("Expected: tensor([1, 2])\nActual: tensor([1, 3])", "tensor([1, 3])", "tensor([1, 2])"),
+    (f"Output:\n{FENCE}\ntensor([1., 2.])\n{FENCE}\nExpected output:\n{FENCE}\ntensor([1., 3.])\n{FENCE}",
+     "tensor([1., 2.])", "tensor([1., 3.])"),
+])
+def test_stated_values_are_read_from_prose_and_labelled_blocks(text, actual, expected):
+    assert stated_values(text) == StatedValues(actual, expected)
+
+
+def test_no_pair_or_equal_values_state_nothing():
+    assert stated_values("I run torch 2.1 and it crashes") is None
+    assert stated_values("it prints 1.0 but expected 1.0") is None
+
+
+def test_numbers_skip_dtype_and_device_and_read_booleans():
+    assert numbers("tensor([1.5000, nan], dtype=torch.float16) True") == pytest.approx([1.5, float("nan"), 1.0],
+                                                                                       nan_ok=True)
+
+
+def test_a_stated_value_shows_within_tolerance_and_in_order():
+    assert shows(numbers("x = tensor([0.3333, 0.6667, 1.0000])"), [0.33333, 0.66667])
+    assert not shows(numbers("tensor([0.6667, 0.3333])"), [0.3333, 0.6667])
+
+
+def test_compare_says_which_stated_value_the_output_shows():
+    values = StatedValues("tensor([nan, 1.])", "tensor([0., 1.])")
+    assert compare("tensor([nan, 1.])\n", values) == "actual"
+    assert compare("tensor([0., 1.])\n", values) == "expected"
+    assert compare("tensor([5., 6.])\n", values) is None
+
+
+def test_a_label_on_its_own_line_takes_the_next_line_and_code_is_not_a_statement():
+    text = (f"{FENCE}python\nactual = torch.special.i1(x)\nexpected = torch.tensor([6.7e307])\n{FENCE}\n\n"
+            f"{FENCE}text\nactual:\ntensor([inf], dtype=torch.float64)\n\nexpected:\ntensor([6.7004e+307])\n{FENCE}")
+    assert stated_values(text) == StatedValues("tensor([inf], dtype=torch.float64)", "tensor([6.7004e+307])")
+
+
+def test_a_value_the_script_holds_as_a_literal_is_not_shown_by_printing_it():
+    values = StatedValues("tensor([inf])", "tensor([6.7004e+307])")
+    source = "import torch\nexpected = torch.tensor([6.700424559186402e+307])\nprint(torch.special.i1(x))\nprint(expected)"
+    printed = "tensor([inf])\ntensor([6.7004e+307])\n"
+    assert compare(printed, values) is None  # both shown: cannot tell
+    assert compare(printed, values, source) == "actual"  # the expected value is only the script's reference
