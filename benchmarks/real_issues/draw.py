@@ -14,6 +14,10 @@
    copied verbatim from the excerpt (often cut: `body_complete` is false).
 4. The held-out third was fixed before any case was read: `holdout_indices()` (a second seed)
    picks a third of the draw positions; those cases carry `"split": "holdout"`.
+5. Round 3, second batch (draws 62-161, fixed before any of them was searched): the first 62
+   draws stay exactly as they were; 100 more terms are `random.Random(SEED + 1).sample(...)` of
+   the vocabulary not drawn yet, and their held-out third is `random.Random(HOLDOUT_SEED + 1)`
+   over positions 62-161.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import random
 
 SEED, HOLDOUT_SEED, QUERIES = 2222, 2223, 62
+EXTRA_QUERIES = 100  # the second batch (step 5)
 TOPICS = ["torch.compile", "DataLoader", "distributed", "CUDA", "MPS", "ONNX export", "torch.jit", "autograd",
           "feature request", "documentation", "build from source", "install", "performance", "memory leak",
           "quantization", "sparse tensor", "complex numbers", "torch.export", "FSDP", "DistributedDataParallel"]
@@ -40,11 +45,16 @@ def vocabulary() -> list[str]:
 
 
 def queries() -> list[str]:
-    return random.Random(SEED).sample(vocabulary(), QUERIES)
+    words = vocabulary()
+    first = random.Random(SEED).sample(words, QUERIES)
+    rest = sorted(set(words) - set(first))
+    return first + random.Random(SEED + 1).sample(rest, EXTRA_QUERIES)
 
 
-def holdout_indices(n: int = QUERIES) -> set[int]:
-    return set(random.Random(HOLDOUT_SEED).sample(range(n), n // 3))
+def holdout_indices() -> set[int]:
+    first = set(random.Random(HOLDOUT_SEED).sample(range(QUERIES), QUERIES // 3))
+    second = range(QUERIES, QUERIES + EXTRA_QUERIES)
+    return first | set(random.Random(HOLDOUT_SEED + 1).sample(second, EXTRA_QUERIES // 3))
 
 
 if __name__ == "__main__":
