@@ -1,6 +1,6 @@
-# `import torch` and `import numpy as np` added
-import torch
 import numpy as np
+import torch
+
 a = torch.zeros((1, 3, 10, 10))
 b = torch.argmax(a, dim=1)
 print (b.min(), b.max())

@@ -45,4 +45,5 @@ def test_a_release_the_index_lacks_fails_clearly_and_leaves_nothing_usable(tmp_p
     with pytest.raises(ProvisionError, match="failed"):
         provision("1.0.8", store, installer="pip", index_url=index)
     assert store.interpreters() == {}
-    assert [env.complete for env in store.list()] == [False]
+    # built under a hidden name and moved into place only once complete: nothing half-made is listed
+    assert store.list() == [] and store.get("1.0.8") is None

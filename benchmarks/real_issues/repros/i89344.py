@@ -1,0 +1,4 @@
+import torch
+m = torch.nn.AdaptiveAvgPool1d(5)
+input = [torch.randn(1, 64),]
+print(m(*input))
