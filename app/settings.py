@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, DotEnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from app.domain import parse_environments
@@ -40,16 +40,38 @@ def default_data_dir() -> Path:
     return Path(base) / "scrubbot"
 
 
+class ConfigError(ValueError):
+    """The configuration cannot be read or is invalid; the message says which setting and why."""
+
+
 def config_files() -> tuple[Path, ...]:
     """The config files read, lowest precedence first (`SCRUB_CONFIG`: that one file alone)."""
     chosen = os.environ.get("SCRUB_CONFIG", "").strip()
     if chosen:
         path = Path(chosen).expanduser()
-        if not path.is_file():
-            raise ValueError(f"SCRUB_CONFIG={chosen} is not a file")
+        if not _readable_file(path):
+            raise ConfigError(f"SCRUB_CONFIG={chosen} is not a file this user can read")
         return (path,)
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return tuple(path for path in (Path(base) / "scrubbot" / "scrub.env", Path(".env")) if path.is_file())
+    found = []
+    for path in (Path(base) / "scrubbot" / "scrub.env", Path(".env")):
+        try:
+            exists = path.is_file()
+        except OSError:  # e.g. a parent this user may not search
+            exists = False
+        if exists and not _readable_file(path):
+            raise ConfigError(f"the config file {path} exists but this user cannot read it: "
+                              f"fix its permissions, or point SCRUB_CONFIG at another file")
+        if exists:
+            found.append(path)
+    return tuple(found)
+
+
+def _readable_file(path: Path) -> bool:
+    try:
+        return path.is_file() and os.access(path, os.R_OK)
+    except OSError:  # a parent directory this user may not search
+        return False
 
 
 class Settings(BaseSettings):
@@ -201,8 +223,14 @@ def _own_torch_version() -> str | None:
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The settings of this process, read once from the environment."""
-    return Settings()
+    """The settings of this process, read once from the environment and the config file.
+    Raises `ConfigError` naming each bad setting (never a validation traceback)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"SCRUB_{'_'.join(str(p) for p in error['loc']).upper()}: {error['msg']}"
+                             for error in exc.errors())
+        raise ConfigError(f"invalid configuration: {problems}") from None
 
 
 def reset_settings_cache() -> None:

@@ -8,6 +8,8 @@ reproduced (or came out as expected), 1 ran and did not, 2 usage or input error
 
 from __future__ import annotations
 
+import sys
+
 import typer
 from typer.core import TyperOption
 
@@ -57,7 +59,13 @@ def _root(version: bool = typer.Option(False, "--version", help="print the versi
 
 
 def main() -> None:
-    app()
+    from app.settings import ConfigError
+
+    try:
+        app()
+    except ConfigError as exc:  # one sentence naming the setting, never a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

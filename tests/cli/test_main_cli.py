@@ -60,3 +60,28 @@ def test_shell_completion_is_offered_for_bash_zsh_and_fish():
     for shell in ("bash", "zsh", "fish"):
         script = CliRunner().invoke(app, ["--show-completion", shell])
         assert script.exit_code == 0 and "_SCRUB_COMPLETE" in script.stdout, (shell, script.output)
+
+
+def _scrub(args: list[str], env: dict[str, str], cwd) -> "subprocess.CompletedProcess[str]":
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "app.cli.main", *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, cwd=cwd, timeout=120)
+
+
+def test_an_unreadable_config_file_is_one_sentence_and_exit_2(tmp_path):
+    script = tmp_path / "repro.py"
+    script.write_text("print(1)\n")
+    done = _scrub(["repro", str(script)], {"SCRUB_CONFIG": str(tmp_path / "missing.env")}, tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "SCRUB_CONFIG=" in done.stderr and "is not a file this user can read" in done.stderr
+
+
+def test_an_invalid_setting_names_the_variable_not_a_validation_traceback(tmp_path):
+    script = tmp_path / "repro.py"
+    script.write_text("print(1)\n")
+    done = _scrub(["repro", str(script)], {"SCRUB_LEASE_S": "-1"}, tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "SCRUB_LEASE_S" in done.stderr and "greater than 0" in done.stderr

@@ -198,50 +198,43 @@ def _sweep(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
            groups: Iterator[tuple[int, list[Edit]]], jobs: int, pool: Executor | None) -> int | None:
     """Judge fresh candidates with `jobs` in flight, in the pass's order; accept the first winner.
 
-    A slot is refilled as soon as its candidate ends, so a fast candidate never waits for a
-    slow one. The outcome does not depend on timing: the first winner in the pass's order is
-    the one taken (all candidates before it judged), merged with the winners among the
-    `jobs - 1` candidates after it (the window a batch of `jobs` would have judged). Returns
-    the position of the first winner, or None when the candidates ran out.
+    The outcome and the candidates asked do not depend on timing: candidate `k` is submitted
+    only once every candidate before `k - jobs + 1` is judged uninteresting (a sliding window
+    of `jobs`), so the candidates asked are exactly those up to the first winner's window,
+    however fast each one ran. The first winner in the pass's order is the one taken, merged
+    with the winners among the `jobs - 1` candidates after it. Every candidate asked is
+    recorded (cached and counted), so a candidate cap stops at exactly the same place under
+    any load. Returns the position of the first winner, or None when the candidates ran out.
     """
     fresh = _fresh_candidates(problem, tree, index, groups)
     order: list[tuple[_Candidate, Future]] = []  # submitted, in the pass's order
     verdicts: dict[int, bool] = {}  # by place in `order`
-    recorded: set[int] = set()  # places whose verdict the problem has counted and cached
     losers = 0  # order[:losers] are judged and uninteresting; order[losers], if True, is the winner
     exhausted = False
     while True:
-        won = verdicts.get(losers, False)
-        running = [f for _, f in order if not f.done()]
-        while (len(running) < jobs and not exhausted and problem.may_ask(in_flight=len(order) - len(recorded))
-               and (not won or len(order) < losers + jobs)):
+        while (len(order) < losers + jobs and not exhausted
+               and problem.may_ask(in_flight=len(order) - len(verdicts))):
             candidate = next(fresh, None)
             if candidate is None:
                 exhausted = True
             else:
                 order.append((candidate, _submit(pool, problem.ask, candidate.text)))
-                running.append(order[-1][1])
-        for place, (_, future) in enumerate(order):
+        for place, (candidate, future) in enumerate(order):
             if place not in verdicts and future.done():
                 verdicts[place] = future.result()
+                problem.record(candidate.text, verdicts[place])
         while verdicts.get(losers) is False:
             losers += 1
-        # Only the verdicts every timing would have (up to the first winner's window) are
-        # recorded: what is cached and counted, so a candidate cap ends at the same place
-        # however fast the candidates ran.
-        for place in sorted(set(verdicts) - recorded):
-            if place < losers + jobs:
-                problem.record(order[place][0].text, verdicts[place])
-                recorded.add(place)
+        running = [f for _, f in order if not f.done()]
         if verdicts.get(losers):
             window = range(losers, min(losers + jobs, len(order)))
             if all(place in verdicts for place in window) and (
                     len(order) >= losers + jobs or exhausted or problem.out_of_budget):
                 winners = [order[place][0] for place in window if verdicts[place]]
                 _accept(problem, tree, index, winners)
-                return winners[0].position  # (candidates still running past the window are dropped)
-        elif not running:
-            return None
+                return winners[0].position
+        elif not running and (exhausted or problem.out_of_budget):
+            return None  # every candidate judged uninteresting, or no more may be asked
         if running:
             wait(running, return_when=FIRST_COMPLETED)
 

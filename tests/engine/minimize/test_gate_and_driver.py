@@ -141,6 +141,44 @@ def test_a_candidate_cap_stops_the_driver_at_exactly_that_many_verdicts(jobs):
     assert len(asked) == 25 and result.stats.candidates == 25 and not result.timed_out
 
 
+def test_a_cap_asks_the_same_candidates_with_busy_threads_and_shuffled_completions():
+    # Two threads keep the CPU busy and the oracle's delays finish candidates out of order:
+    # the candidates asked (not only the count recorded) are the same on every run.
+    import random
+    import threading
+
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            sum(range(2000))
+
+    busy = [threading.Thread(target=spin, daemon=True) for _ in range(2)]
+    for thread in busy:
+        thread.start()
+    try:
+        runs = []
+        for seed in range(3):
+            rng = random.Random(seed)
+            asked: list[str] = []
+            lock = threading.Lock()
+
+            def shuffled(sources, rng=rng, asked=asked, lock=lock):
+                with lock:
+                    asked.extend(sources)
+                    delay = rng.random() * 0.004
+                time.sleep(delay)
+                return ["v7" in s for s in sources]
+
+            source = "\n".join(f"v{i} = {i * 100} + f(v{i - 1})" for i in range(1, 30)) + "\nboom(v7)\n"
+            result = minimize(source, shuffled, jobs=2, max_candidates=25)
+            runs.append((sorted(asked), result.source, result.stats.candidates))
+    finally:
+        stop.set()
+    assert all(len(asked) == 25 and candidates == 25 for asked, _, candidates in runs)
+    assert runs[0] == runs[1] == runs[2]
+
+
 def test_the_same_cap_gives_the_same_result_however_slow_the_oracle():
     def interesting(sources, delay=0.0):
         time.sleep(delay * (len(sources[0]) % 4))  # candidates end out of the pass's order

@@ -101,9 +101,13 @@ def user_home(uid: int = TEST_USER_UID) -> str:
 def user_env(home: str, **extra: str) -> dict[str, str]:
     """A small environment for the test user, plus this process's `SCRUB_*`/`GITHUB_*` variables
     (a test that plants secrets must see them reach the sandbox's caller)."""
-    planted = {k: v for k, v in os.environ.items() if k.startswith(("SCRUB_", "GITHUB_")) and k != "SCRUB_DATA_DIR"}
+    # Not the data dir or the config file of this (root) process: the user has its own home,
+    # and an empty XDG_CONFIG_HOME there stands for "no config file", as on a fresh account.
+    own = ("SCRUB_DATA_DIR", "SCRUB_CONFIG")
+    planted = {k: v for k, v in os.environ.items() if k.startswith(("SCRUB_", "GITHUB_")) and k not in own}
     return {**planted, "PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin",
-            "LANG": "C.UTF-8", "HOME": home, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1", **extra}
+            "LANG": "C.UTF-8", "HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+            "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1", **extra}
 
 
 _JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"'
