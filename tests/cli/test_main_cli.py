@@ -54,12 +54,20 @@ def test_help_shows_no_type_noise_on_flags():
     assert "<int range>" in repro or "<int" in repro  # options that take a value still say what
 
 
-def test_shell_completion_is_offered_for_bash_zsh_and_fish():
+def test_shell_completion_is_offered_for_bash_zsh_and_fish(tmp_path):
+    # What a shell's completion script asks `scrub` for, per shell (not `--show-completion`,
+    # which detects the parent shell and so depends on how the tests were started).
     listed = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).stdout
     assert "--install-completion" in listed and "--show-completion" in listed
-    for shell in ("bash", "zsh", "fish"):
-        script = CliRunner().invoke(app, ["--show-completion", shell])
-        assert script.exit_code == 0 and "_SCRUB_COMPLETE" in script.stdout, (shell, script.output)
+    asks = {
+        "bash": {"_SCRUB_COMPLETE": "complete_bash", "COMP_WORDS": "scrub mi", "COMP_CWORD": "1"},
+        "zsh": {"_SCRUB_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "scrub mi"},
+        "fish": {"_SCRUB_COMPLETE": "complete_fish", "_TYPER_COMPLETE_ARGS": "scrub mi",
+                 "_TYPER_COMPLETE_FISH_ACTION": "get-args"},
+    }
+    for shell, env in asks.items():
+        done = _scrub([], env, tmp_path)
+        assert done.returncode == 0 and "minimize" in done.stdout and "repro" not in done.stdout, (shell, done)
 
 
 def _scrub(args: list[str], env: dict[str, str], cwd) -> "subprocess.CompletedProcess[str]":
