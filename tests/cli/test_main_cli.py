@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from importlib.metadata import version
 
 from typer.testing import CliRunner
@@ -54,6 +57,9 @@ def test_help_shows_no_type_noise_on_flags():
     assert "<int range>" in repro or "<int" in repro  # options that take a value still say what
 
 
+AS_SCRUB = "import sys; sys.argv[0] = 'scrub'; from app.cli.main import main; main()"  # the installed script
+
+
 def test_shell_completion_is_offered_for_bash_zsh_and_fish(tmp_path):
     # What a shell's completion script asks `scrub` for, per shell (not `--show-completion`,
     # which detects the parent shell and so depends on how the tests were started).
@@ -66,7 +72,8 @@ def test_shell_completion_is_offered_for_bash_zsh_and_fish(tmp_path):
                  "_TYPER_COMPLETE_FISH_ACTION": "get-args"},
     }
     for shell, env in asks.items():
-        done = _scrub([], env, tmp_path)
+        done = subprocess.run([sys.executable, "-c", AS_SCRUB], capture_output=True, text=True,
+                              env={**os.environ, **env}, cwd=tmp_path, timeout=120)
         assert done.returncode == 0 and "minimize" in done.stdout and "repro" not in done.stdout, (shell, done)
 
 
