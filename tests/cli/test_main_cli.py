@@ -77,11 +77,7 @@ def test_shell_completion_is_offered_for_bash_zsh_and_fish(tmp_path):
         assert done.returncode == 0 and "minimize" in done.stdout and "repro" not in done.stdout, (shell, done)
 
 
-def _scrub(args: list[str], env: dict[str, str], cwd) -> "subprocess.CompletedProcess[str]":
-    import os
-    import subprocess
-    import sys
-
+def _scrub(args: list[str], env: dict[str, str], cwd) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "app.cli.main", *args], capture_output=True, text=True,
                           env={**os.environ, **env}, cwd=cwd, timeout=120)
 
