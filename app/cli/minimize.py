@@ -32,12 +32,18 @@ def minimize_command(
     """Shrink FILE to a few lines that still fail the same way (same exception class and message)."""
     from app.engine.minimize import CouldNotMinimize, code_lines
     from app.engine.minimize.oracle import signature_of
+    from app.engine.minimize.problem import MAX_SOURCE_BYTES, check_size
     from app.engine.minimize.session import (
         NothingToKeep,
         minimize_repro,
         parse_expected,
     )
 
+    if file.is_file() and file.stat().st_size > MAX_SOURCE_BYTES:  # before reading or parsing it
+        try:
+            check_size(file.read_text(encoding="utf-8", errors="replace"))
+        except CouldNotMinimize as error:
+            fail(f"{file}: {error}")
     source = read_repro(file)
     out = out or file.with_suffix(".min.py")
     started = time.monotonic()  # wall_s: the whole command's work, cold runs included
@@ -125,14 +131,14 @@ def _runners(python: str, jobs: int, source: str):
 
 
 class _progress_bar:
-    """A rich status line on stderr: candidates tried, accepted, current size, pass."""
+    """Progress on stderr: a rich status line on a terminal, plain lines otherwise (`ProgressLines`)."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
 
     def __enter__(self):
         if not self.enabled:
-            return None
+            return ProgressLines(lambda line: print(line, file=sys.stderr, flush=True))
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
@@ -149,3 +155,21 @@ class _progress_bar:
     def __exit__(self, *exc) -> None:
         if self.enabled:
             self._bar.stop()
+
+
+class ProgressLines:
+    """Progress for a log or a pipe (stderr not a terminal): one line every `every` candidates
+    or `seconds` seconds, whichever comes first, so a long run is never silent."""
+
+    def __init__(self, write, every: int = 50, seconds: float = 5.0, clock=time.monotonic):
+        self.write, self.every, self.seconds, self.clock = write, every, seconds, clock
+        self.started = self.last_time = clock()
+        self.last_count = 0
+
+    def __call__(self, p) -> None:
+        now = self.clock()
+        if p.candidates - self.last_count < self.every and now - self.last_time < self.seconds:
+            return
+        self.last_count, self.last_time = p.candidates, now
+        self.write(f"minimizing: {p.candidates} tried, {p.accepted} accepted, {p.lines} lines / "
+                   f"{p.tokens} tokens ({p.pass_name}), {now - self.started:.0f} s")

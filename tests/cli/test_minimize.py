@@ -95,3 +95,38 @@ def test_max_candidates_stops_the_shrinking_at_that_many_runs(tmp_path):
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["candidates"] == 6 and summary["reproduces"] is True
     assert 1 < summary["final_lines"] < summary["original_lines"]  # shrank, stopped short of the fixpoint
+
+
+def test_a_program_over_the_size_limit_is_refused_before_a_sandbox_starts(tmp_path, monkeypatch):
+    from app.cli import minimize as command
+    from app.engine.minimize.problem import MAX_SOURCE_BYTES
+
+    monkeypatch.setattr(command, "_runners", lambda *a: (_ for _ in ()).throw(AssertionError("started")))
+    repro = tmp_path / "huge.py"
+    repro.write_text("x = 1\n" * (MAX_SOURCE_BYTES // 6 + 10))
+    result = CliRunner().invoke(app, ["minimize", str(repro)])
+    assert result.exit_code == 2 and "the minimizer takes programs up to 1.0 MB" in " ".join(result.stderr.split())
+    assert result.stderr.count("error:") == 1 and "Traceback" not in result.output
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal():
+    from app.cli.minimize import ProgressLines
+    from app.engine.minimize import Progress
+
+    now, lines = [0.0], []
+    progress = ProgressLines(lines.append, every=50, seconds=5.0, clock=lambda: now[0])
+    for count in range(1, 121):  # 120 fast candidates: a line per 50
+        progress(Progress(count, 0, 100, 10, "delete_statements"))
+    assert [line.split(",")[0] for line in lines] == ["minimizing: 50 tried", "minimizing: 100 tried"]
+    now[0] = 12.0  # one slow candidate: a line after a few seconds, however few were tried
+    progress(Progress(121, 3, 90, 9, "inline_functions"))
+    assert lines[-1] == "minimizing: 121 tried, 3 accepted, 9 lines / 90 tokens (inline_functions), 12 s"
+
+
+def test_a_run_with_output_to_a_pipe_prints_progress_lines(tmp_path):
+    repro = tmp_path / "repro.py"
+    chain = "v0 = 1\n" + "".join(f"v{i} = v{i - 1} + 1\n" for i in range(1, 60))  # each one needed
+    repro.write_text(chain + "print({}[v59 > 0 and 'missing'])\n")
+    result = CliRunner().invoke(app, ["minimize", str(repro), "--jobs", "1", "--max-candidates", "120"])
+    assert result.exit_code == 0, result.output
+    assert "minimizing: 50 tried" in result.stderr and "minimizing: 100 tried" in result.stderr

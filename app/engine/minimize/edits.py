@@ -42,6 +42,41 @@ class NodeIndex:
         for node in self.nodes:
             for child in ast.iter_child_nodes(node):
                 self._parent[id(child)] = node
+        self._uses: dict[str, list[ast.Name]] | None = None
+        self._stores: dict[str, int] | None = None
+
+    def uses(self, name: str) -> list[ast.Name]:
+        """Every read of `name` in the tree (`Name` nodes in a load context), in walk order.
+
+        One walk for all names, made the first time a pass asks: a pass that looks up the
+        uses of each definition stays linear in the program's size.
+        """
+        if self._uses is None:
+            self._uses = {}
+            for node in self.nodes:
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    self._uses.setdefault(node.id, []).append(node)
+        return self._uses.get(name, [])
+
+    def stores(self, name: str) -> int:
+        """How many times the tree binds or deletes `name` (targets, `del`, `def`, `class`)."""
+        if self._stores is None:
+            self._stores = {}
+            for node in self.nodes:
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    self._stores[node.id] = self._stores.get(node.id, 0) + 1
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self._stores[node.name] = self._stores.get(node.name, 0) + 1
+        return self._stores.get(name, 0)
+
+    def inside(self, node: ast.AST, ancestor: ast.AST) -> bool:
+        """Whether `ancestor` is `node` or one of its ancestors (a walk up, not down)."""
+        current: ast.AST | None = node
+        while current is not None:
+            if current is ancestor:
+                return True
+            current = self.parent(current)
+        return False
 
     def number(self, node: ast.AST) -> int:
         return self._number[id(node)]

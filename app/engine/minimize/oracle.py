@@ -189,14 +189,16 @@ def _library_calls(code: str) -> list[str]:
 # SLOW_FLOOR_S) before it is stopped, and so rejected: see `candidate_timeout_s`.
 SLOW_FACTOR = 4.0
 SLOW_FLOOR_S = 3.0
+DEADLINE_GRACE_S = 0.5  # the least a candidate started before the deadline may run
 
 
 class SignatureOracle:
     """A batch oracle: which sources fail with `expected`? Runs a batch on `jobs` threads."""
 
     def __init__(self, run: Run, expected: FailureSignature, *, timeout_s: float, jobs: int = 1,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, deadline: float | None = None):
         self.run = run
+        self.deadline = deadline  # on `clock`: no candidate runs past it (the original may)
         self.expected = expected
         self.timeout_s = timeout_s
         self.jobs = max(1, jobs)
@@ -214,10 +216,15 @@ class SignatureOracle:
         faster): a candidate that stopped failing often runs much longer
         (`fullgraph=True` dropped, the whole generation loop runs) and waiting for it only
         confirms a rejection. Cutting it short can only reject, never accept: no drift.
+        Nor does a candidate run past the `deadline` (the minimization's budget), but the
+        original's check, which runs first, always gets the full timeout.
         """
         if self.expected.kind == "timeout" or self._latest is None:
             return self.timeout_s
-        return min(self.timeout_s, max(SLOW_FLOOR_S, SLOW_FACTOR * self._latest))
+        limit = min(self.timeout_s, max(SLOW_FLOOR_S, SLOW_FACTOR * self._latest))
+        if self.deadline is not None:  # the budget holds: a candidate still running at its end
+            limit = min(limit, max(DEADLINE_GRACE_S, self.deadline - self.clock()))  # only loses
+        return limit
 
     def signature(self, source: str) -> FailureSignature | None:
         started = self.clock()

@@ -33,6 +33,25 @@ class CouldNotMinimize(ValueError):
     """The oracle rejects the original program itself (after canonicalization)."""
 
 
+# The largest program the minimizer takes. Passes are near-linear, but every candidate is
+# unparsed and tokenized whole: at this size that is ~0.1 s a candidate, so a budget still
+# holds within a second or two. A repro past it is a whole project pasted in, or generated.
+MAX_SOURCE_BYTES = 1_000_000
+
+
+class TooLarge(CouldNotMinimize):
+    """The program is over `MAX_SOURCE_BYTES`: refused before anything runs."""
+
+
+def check_size(source: str, limit: int = MAX_SOURCE_BYTES) -> None:
+    """Raise `TooLarge` (one sentence, with the figures) if `source` is over `limit` bytes."""
+    size = len(source.encode("utf-8", "replace"))
+    if size > limit:
+        lines = source.count("\n") + 1
+        raise TooLarge(f"the program is {size / 1e6:.1f} MB ({lines:,} lines); the minimizer takes "
+                       f"programs up to {limit / 1e6:.1f} MB: cut it down to the part that fails first")
+
+
 @dataclass
 class Stats:
     candidates: int = 0  # sources the oracle judged
@@ -51,8 +70,10 @@ class ReductionProblem:
     max_candidates: int | None = None  # oracle verdicts after which no more are asked for
     on_progress: Callable[[ReductionProblem], None] | None = None  # after every verdict batch
     stats: Stats = field(default_factory=Stats)
+    clock: Callable[[], float] = time.monotonic  # what `deadline` is measured on
 
     def __post_init__(self) -> None:
+        check_size(self.source)
         canonical = canonicalize(self.source)
         if canonical is None:
             raise CouldNotMinimize("the program does not parse")
@@ -67,7 +88,7 @@ class ReductionProblem:
 
     @property
     def out_of_time(self) -> bool:
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        return self.deadline is not None and self.clock() >= self.deadline
 
     @property
     def out_of_budget(self) -> bool:

@@ -22,7 +22,7 @@ from app.engine.minimize.oracle import (
     SignatureOracle,
     signature_of,
 )
-from app.engine.minimize.problem import CouldNotMinimize
+from app.engine.minimize.problem import CouldNotMinimize, check_size
 from app.engine.verdict.signature import mask_digits
 
 
@@ -75,8 +75,10 @@ def minimize_repro(
     instead (or as well): a budget that gives the same result on a loaded machine.
     """
     started = time.monotonic()
+    check_size(source)  # `TooLarge` before anything runs
     signature = expected or original_signature(source, cold_run, timeout_s)
-    oracle = SignatureOracle(run, signature, timeout_s=timeout_s, jobs=jobs)
+    deadline = None if budget_s is None else started + budget_s
+    oracle = SignatureOracle(run, signature, timeout_s=timeout_s, jobs=jobs, deadline=deadline)
 
     def remaining() -> float | None:
         return None if budget_s is None else max(0.0, budget_s - (time.monotonic() - started))

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.engine.minimize.edits import NodeIndex
 
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
@@ -59,18 +63,32 @@ def name_uses(tree: ast.AST, name: str) -> list[ast.Name]:
             and isinstance(n.ctx, ast.Load)]
 
 
-def outermost(statements: list[ast.stmt]) -> list[ast.stmt]:
-    """Drop statements nested inside another statement of the list (deleting the outer suffices)."""
+def outermost(statements: list[ast.stmt], index: NodeIndex | None = None) -> list[ast.stmt]:
+    """Drop statements nested inside another statement of the list (deleting the outer suffices).
+
+    With the tree's `index`, each statement's ancestors are looked up (its depth) instead of
+    walking every statement's subtree.
+    """
+    if index is not None:
+        listed = {id(stmt) for stmt in statements}
+        unique: dict[int, ast.stmt] = {}
+        for stmt in statements:
+            parent = index.parent(stmt)
+            while parent is not None and id(parent) not in listed:
+                parent = index.parent(parent)
+            if parent is None:
+                unique.setdefault(id(stmt), stmt)
+        return list(unique.values())
     inner: set[int] = set()
     for stmt in statements:
         for child in ast.walk(stmt):
             if child is not stmt:
                 inner.add(id(child))
-    unique: dict[int, ast.stmt] = {}
+    kept: dict[int, ast.stmt] = {}
     for stmt in statements:
         if id(stmt) not in inner:
-            unique.setdefault(id(stmt), stmt)
-    return list(unique.values())
+            kept.setdefault(id(stmt), stmt)
+    return list(kept.values())
 
 
 def chunks(items: list, smallest: int = 1) -> Iterator[list]:

@@ -33,8 +33,8 @@ def drop_unused_parameters(tree: ast.Module, index: NodeIndex) -> Iterator[list[
         params = args.args[skip:]
         read = loaded_names(ast.Module(definition.body, []))
         unused = [p.arg for p in params if p.arg not in read]
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                 and n.func.id == name]
+        calls = [call for use in index.uses(name) if isinstance(call := index.parent(use), ast.Call)
+                 and call.func is use]
         if not unused or any(isinstance(a, ast.Starred) for c in calls for a in c.args):
             continue
         for dropped in ([unused] if len(unused) > 1 else []) + [[p] for p in unused]:
@@ -74,11 +74,21 @@ def replace_with_subexpression(tree: ast.Module, index: NodeIndex) -> Iterator[l
 
     Larger expressions first, since replacing them removes the most.
     """
-    expressions = [n for n in ast.walk(tree) if isinstance(n, ast.expr) and _parts(n)]
-    expressions.sort(key=lambda n: -sum(1 for _ in ast.walk(n)))
+    sizes = subtree_sizes(index)
+    expressions = [n for n in index.nodes if isinstance(n, ast.expr) and _parts(n)]
+    expressions.sort(key=lambda n: -sizes[id(n)])
     for node in expressions:
         for part in _parts(node):
             yield [Edit(index.number(node), part)]
+
+
+def subtree_sizes(index: NodeIndex) -> dict[int, int]:
+    """Nodes under each node (itself included), for every node of the tree: one pass, children
+    before parents (`ast.walk` order reversed)."""
+    sizes: dict[int, int] = {}
+    for node in reversed(index.nodes):
+        sizes[id(node)] = 1 + sum(sizes.get(id(child), 0) for child in ast.iter_child_nodes(node))
+    return sizes
 
 
 def _parts(node: ast.expr) -> list[ast.expr]:

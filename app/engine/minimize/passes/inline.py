@@ -7,7 +7,7 @@ import copy
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
-from app.engine.minimize.passes._ast import blocks, name_uses, parameter_defaults
+from app.engine.minimize.passes._ast import blocks, parameter_defaults
 
 
 def unwrap_main_guard(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
@@ -39,7 +39,7 @@ def inline_functions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]
         for definition in body:
             if not isinstance(definition, ast.FunctionDef) or not _inlinable(definition):
                 continue
-            uses = name_uses(tree, definition.name)
+            uses = index.uses(definition.name)
             if len(uses) != 1:
                 continue
             call = index.parent(uses[0])
@@ -64,7 +64,7 @@ def inline_expressions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit
             continue
         if definition.decorator_list or definition.args.vararg or definition.args.kwarg:
             continue
-        uses = name_uses(tree, definition.name)
+        uses = index.uses(definition.name)
         call = index.parent(uses[0]) if len(uses) == 1 else None
         if not isinstance(call, ast.Call) or call.func is not uses[0]:
             continue
@@ -120,7 +120,7 @@ def inline_factories(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]
         if not isinstance(definition, ast.FunctionDef) or not _inlinable(definition):
             continue
         inner = _returned_function(definition)
-        uses = name_uses(tree, definition.name)
+        uses = index.uses(definition.name)
         if inner is None or not _inlinable(inner) or len(uses) != 1:
             continue
         factory_call = index.parent(uses[0])
@@ -150,20 +150,14 @@ def _without(definition: ast.FunctionDef, inner: ast.FunctionDef) -> ast.Functio
 
 def inline_variables(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
     """`x = expr` followed by exactly one read of `x` (and no other write): substitute `expr`."""
-    stores: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
-            stores[node.name] = stores.get(node.name, 0) + 1
     for body in blocks(tree):
         for stmt in body:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
                     and isinstance(stmt.targets[0], ast.Name)):
                 continue
             name = stmt.targets[0].id
-            uses = name_uses(tree, name)
-            if stores.get(name) == 1 and len(uses) == 1:
+            uses = index.uses(name)
+            if index.stores(name) == 1 and len(uses) == 1:
                 yield [Edit(index.number(stmt)), Edit(index.number(uses[0]), stmt.value)]
 
 

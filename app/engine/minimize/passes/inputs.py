@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
 from app.engine.minimize.parsing import parse
-from app.engine.minimize.passes._ast import blocks, name_uses
+from app.engine.minimize.passes._ast import blocks, outermost
 
 # Most to least likely to keep a bug, each as short as it can be spelled: an index, a float
 # tensor of each common rank, two mismatched sizes (for shape errors, one operand at a time),
@@ -42,12 +42,12 @@ def simple_failing_inputs(tree: ast.Module, index: NodeIndex) -> Iterator[list[E
 def _feed(tree: ast.Module, index: NodeIndex, argument: ast.expr) -> Iterator[list[Edit]]:
     loop = _loop_binding(index, argument)
     if loop is None:
-        dead = dead_statements(tree, [argument])
+        dead = dead_statements(tree, [argument], index)
         for value in SIMPLE_INPUTS:
             yield [Edit(index.number(argument), value), *(Edit(index.number(s)) for s in dead)]
         return
     # `for x in loader: f(x)` -> `f(torch.ones(1))`: the loop and what its iterable needed go.
-    dead = dead_statements(tree, [loop.iter, loop.target])
+    dead = dead_statements(tree, [loop.iter, loop.target], index)
     for value in SIMPLE_INPUTS:
         body = [copy.deepcopy(s, {id(argument): value}) for s in loop.body]
         yield [Edit(index.number(loop), body), *(Edit(index.number(s)) for s in dead)]
@@ -79,7 +79,7 @@ def simple_loop_inputs(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit
                 if isinstance(n, ast.Name) and n.id in targets and isinstance(n.ctx, ast.Load)]
         if not uses:
             continue
-        dead = dead_statements(tree, [loop.iter, loop.target])
+        dead = dead_statements(tree, [loop.iter, loop.target], index)
         for value in SIMPLE_INPUTS:
             memo = {id(use): value for use in uses}
             body = [copy.deepcopy(s, dict(memo)) for s in loop.body]
@@ -91,16 +91,18 @@ def _imports_torch(tree: ast.Module) -> bool:
                for n in tree.body)
 
 
-def dead_statements(tree: ast.Module, removed: list[ast.AST]) -> list[ast.stmt]:
+def dead_statements(tree: ast.Module, removed: list[ast.AST], index: NodeIndex | None = None) -> list[ast.stmt]:
     """Assignments and definitions left unused once the `removed` subtrees are gone, transitively.
 
     Only statements whose names were used before count: `loss = step()` nobody reads is the
-    program's point, not dead code.
+    program's point, not dead code. Pass the tree's `index` to reuse its table of uses.
     """
+    index = index or NodeIndex(tree)
     gone = {id(node) for root in removed for node in ast.walk(root)}
     candidates = [s for body in blocks(tree) for s in body
                   if isinstance(s, (ast.Assign, ast.FunctionDef, ast.ClassDef)) and id(s) not in gone
-                  and _used_elsewhere(tree, s)]
+                  and _used_elsewhere(index, s)]
+    candidates.reverse()  # users come after what they use: one sweep usually settles a chain
     dead: list[ast.stmt] = []
     changed = True
     while changed:
@@ -109,18 +111,16 @@ def dead_statements(tree: ast.Module, removed: list[ast.AST]) -> list[ast.stmt]:
             if id(statement) in gone:
                 continue
             names = _bound(statement)
-            own = {id(n) for n in ast.walk(statement)}
-            if names and not any(id(u) not in gone and id(u) not in own
-                                 for name in names for u in name_uses(tree, name)):
+            if names and not any(id(use) not in gone and not index.inside(use, statement)
+                                 for name in names for use in index.uses(name)):
                 dead.append(statement)
-                gone |= own
+                gone.update(id(node) for node in ast.walk(statement))
                 changed = True
-    return [s for s in dead if not any(s is not d and any(n is s for n in ast.walk(d)) for d in dead)]
+    return outermost(dead, index)
 
 
-def _used_elsewhere(tree: ast.Module, statement: ast.stmt) -> bool:
-    own = {id(n) for n in ast.walk(statement)}
-    return any(id(u) not in own for name in _bound(statement) for u in name_uses(tree, name))
+def _used_elsewhere(index: NodeIndex, statement: ast.stmt) -> bool:
+    return any(not index.inside(use, statement) for name in _bound(statement) for use in index.uses(name))
 
 
 def _bound(statement: ast.stmt) -> list[str]:

@@ -17,21 +17,20 @@ def drop_submodules(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
     """
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
         assigned: dict[str, list[ast.stmt]] = {}
+        users: dict[str, list[ast.stmt]] = {}
         for node in ast.walk(cls):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
                     if _self_attribute(target):
                         assigned.setdefault(target.attr, []).append(node)  # type: ignore[attr-defined]
-        doomed_by = {attr: [*definitions, *_users(cls, index, attr)] for attr, definitions in assigned.items()}
+            elif _self_attribute(node) and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                user = index.enclosing_statement(node)
+                if user is not None:
+                    users.setdefault(node.attr, []).append(user)  # type: ignore[attr-defined]
+        doomed_by = {attr: [*definitions, *users.get(attr, [])] for attr, definitions in assigned.items()}
         for chunk in chunks(list(doomed_by)):
-            yield delete(index, outermost([s for attr in chunk for s in doomed_by[attr]]))
-
-
-def _users(cls: ast.ClassDef, index: NodeIndex, attr: str) -> list[ast.stmt]:
-    users = (index.enclosing_statement(node) for node in ast.walk(cls)
-             if _self_attribute(node) and node.attr == attr and isinstance(node.ctx, ast.Load))  # type: ignore[attr-defined]
-    return [u for u in users if u is not None]
+            yield delete(index, outermost([s for attr in chunk for s in doomed_by[attr]], index))
 
 
 def drop_elements(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:

@@ -29,7 +29,7 @@ import copy
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
-from app.engine.minimize.passes._ast import name_uses, parameter_defaults
+from app.engine.minimize.passes._ast import parameter_defaults
 from app.engine.minimize.passes.modules import (
     _is_super_init,
     _self_only_as_attribute,
@@ -43,11 +43,11 @@ def instances_to_names(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit
         if not isinstance(cls, ast.ClassDef) or cls.decorator_list:
             continue
         methods = _methods(cls)
-        construction = _single_construction(tree, cls)
+        construction = _single_construction(tree, cls, index)
         if methods is None or construction is None:
             continue
         statement, call, name = construction
-        uses = name_uses(tree, name)
+        uses = index.uses(name)
         if not all(_attribute_read(use, index) for use in uses):
             continue
         attributes = {index.parent(use).attr for use in uses}
@@ -77,18 +77,17 @@ def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef] | None:
     return methods
 
 
-def _single_construction(tree: ast.Module, cls: ast.ClassDef) -> tuple[ast.Assign, ast.Call, str] | None:
+def _single_construction(tree: ast.Module, cls: ast.ClassDef,
+                         index: NodeIndex) -> tuple[ast.Assign, ast.Call, str] | None:
     """The one `name = C(...)` statement at module level, if `C` is used nowhere else."""
-    if len(name_uses(tree, cls.name)) != 1:
+    if len(index.uses(cls.name)) != 1:
         return None
     for statement in tree.body:
         if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)
                 and isinstance(statement.value.func, ast.Name) and statement.value.func.id == cls.name):
             name = statement.targets[0].id
-            stores = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
-                      and not isinstance(n.ctx, ast.Load)]
-            return (statement, statement.value, name) if len(stores) == 1 else None
+            return (statement, statement.value, name) if index.stores(name) == 1 else None
     return None
 
 

@@ -48,15 +48,17 @@ def drop_definitions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]
     First every definition nobody uses, in one candidate; then each name with its uses.
     Removing `optimizer = SGD(...)` alone raises NameError at `optimizer.step()`; removing the
     definition together with its uses keeps the program meaningful, in one candidate.
+    Linear in the program: the uses of every name come from one walk (`index.uses`).
     """
-    unused = [s for s in _binding_statements(tree)
-              if not any(name_uses(tree, name) for name in _bound_names(s)) and not _is_import(s)]
+    statements = list(_binding_statements(tree))
+    unused = [s for s in statements
+              if not _is_import(s) and not any(index.uses(name) for name in _bound_names(s))]
     if len(unused) > 1:
-        yield delete(index, outermost(unused))
-    for stmt in _binding_statements(tree):
+        yield delete(index, outermost(unused, index))
+    for stmt in statements:
         for name in _bound_names(stmt):
-            users = [index.enclosing_statement(use) for use in name_uses(tree, name)]
-            doomed = outermost([stmt, *[u for u in users if u is not None]])
+            users = [index.enclosing_statement(use) for use in index.uses(name)]
+            doomed = outermost([stmt, *[u for u in users if u is not None]], index)
             if any(s is stmt for s in doomed):
                 yield delete(index, doomed)
 
