@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 
 # Calls that make or convert data: they carry no bug of their own.
 NEUTRAL_CALLS = frozenset({
@@ -59,6 +60,86 @@ PATH_OPERATIONS = frozenset({
     "scatteradd", "scatterreduce", "take", "takealongdim", "indexadd", "indexput", "indexcopy",
     "indexfill", "nonzero", "tril", "triu",
 })
+
+
+OPERATORS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.MatMult: "matmul", ast.Div: "div",
+              ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow"}
+
+
+def operator_operation(node: ast.AST) -> str | None:
+    """The operators that count as operations of a computation: `q @ k` is a matmul, `-x` (of
+    something computed, not a literal) a negation. `+ - * /` are everywhere and tell nothing."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return "matmul"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not isinstance(node.operand, ast.Constant):
+        return "neg"
+    return None
+
+
+# A library operation and the primitives a hand-written version of it is made of (keys as
+# `dataflow.operation_key`; module and functional forms are one key, `batchnorm2d` is `batchnorm`).
+_NORM = frozenset({"mean", "var", "std", "varmean", "stdmean", "sqrt", "rsqrt", "pow", "square", "sum"})
+DECOMPOSITIONS: dict[str, frozenset[str]] = {
+    "layernorm": _NORM, "groupnorm": _NORM, "batchnorm": _NORM, "instancenorm": _NORM,
+    "rmsnorm": frozenset({"pow", "square", "mean", "rsqrt", "sqrt", "norm", "sum"}),
+    "normalize": frozenset({"norm", "sqrt", "pow", "sum", "clamp", "clampmin"}),
+    "softmax": frozenset({"exp", "sum", "max", "amax", "logsumexp"}),
+    "logsoftmax": frozenset({"exp", "sum", "max", "amax", "logsumexp", "log", "softmax"}),
+    "logsumexp": frozenset({"exp", "sum", "log", "max", "amax"}),
+    "crossentropy": frozenset({"logsoftmax", "log", "softmax", "nllloss", "gather", "exp", "logsumexp",
+                               "neg", "onehot", "sum", "mean"}),
+    "nllloss": frozenset({"gather", "neg", "mean", "sum"}),
+    "mseloss": frozenset({"pow", "square", "mean", "sum"}),
+    "scaleddotproductattention": frozenset({"softmax", "matmul", "bmm", "baddbmm", "einsum"}),
+    "multiheadattention": frozenset({"softmax", "matmul", "bmm", "baddbmm", "einsum", "linear"}),
+    "linear": frozenset({"matmul", "mm", "addmm", "einsum"}),
+    "gelu": frozenset({"tanh", "erf", "pow", "sigmoid"}),
+    "silu": frozenset({"sigmoid"}),
+    "mish": frozenset({"tanh", "softplus"}),
+    "softplus": frozenset({"exp", "log", "log1p"}),
+    "cosinesimilarity": frozenset({"norm", "sqrt", "sum", "pow"}),
+}
+# Element-wise operations: a pair of them (`F.gelu` against a hand-written GELU) may go whole,
+# both sides at once, as a person drops a tail both sides share. Any other pair stays whole.
+ELEMENTWISE_PAIRS = frozenset({"gelu", "silu", "mish", "softplus"})
+_MODULE_SUFFIX = re.compile(r"[123]d$")
+
+Pair = tuple[str, frozenset[str]]  # (library operation, the primitives of it the other side computes)
+
+
+def hand_written_pairs(operations: tuple[frozenset[str], ...]) -> frozenset[Pair]:
+    """A library operation on one operand and primitives of it computed by another: the
+    hand-written version compared with the library's (`(x - x.mean()) / x.var().sqrt()` against
+    `F.layer_norm(x, ...)` pairs `layernorm` with `mean, var, sqrt`).
+
+    The library operation must be its operand's own (not a shared projection both sides call),
+    and a primitive two library operations could claim (`pow`: a GELU's cube or a variance's
+    square?) belongs to neither.
+    """
+    sides = [computing(side) for side in operations]
+    candidates: list[tuple[str, frozenset[str]]] = []
+    for i, side in enumerate(sides):
+        others = frozenset().union(*(other for j, other in enumerate(sides) if j != i))
+        for operation in side - others:
+            primitives = DECOMPOSITIONS.get(_MODULE_SUFFIX.sub("", operation), frozenset())
+            if primitives & others - side:
+                candidates.append((operation, primitives & others - side))
+    claims = Counter(primitive for _, primitives in candidates for primitive in primitives)
+    pairs = {(operation, frozenset(p for p in primitives if claims[p] == 1)) for operation, primitives in candidates}
+    return frozenset((operation, primitives) for operation, primitives in pairs if primitives)
+
+
+def keeps_pairs(pairs: frozenset[Pair], operations: tuple[frozenset[str], ...]) -> bool:
+    """Each pair stays whole: the library operation and every primitive of it the hand-written
+    side used (a layer norm whose variance is dropped is another comparison). An element-wise
+    pair may also go whole."""
+    everything = frozenset().union(*operations) if operations else frozenset()
+    for operation, primitives in pairs:
+        whole = operation in everything and primitives <= everything
+        gone = operation not in everything and _MODULE_SUFFIX.sub("", operation) in ELEMENTWISE_PAIRS
+        if not (whole or gone):
+            return False
+    return True
 
 
 def computing(operations: frozenset[str]) -> frozenset[str]:

@@ -38,10 +38,14 @@ from app.engine.minimize.checks import (
     INDEX,
     NEUTRAL_BUILTINS,
     NEUTRAL_CALLS,
+    OPERATORS,
     PATH_OPERATIONS,
+    Pair,
     cast_of,
     check_operands,
+    hand_written_pairs,
     is_computed_index,
+    operator_operation,
 )
 from app.engine.minimize.parsing import parse
 
@@ -62,6 +66,8 @@ class CheckFlow:
     path: frozenset[str]
     # (mask or cast, the operation that consumes its result): `masked_fill` -> `softmax`
     consumers: frozenset[tuple[str, str]] = frozenset()
+    # (library operation, the primitives a hand-written version of it used): `checks.hand_written_pairs`
+    pairs: frozenset[Pair] = frozenset()
 
 
 def check_dataflow(source: str, line: int) -> CheckFlow | None:
@@ -76,8 +82,15 @@ def check_dataflow(source: str, line: int) -> CheckFlow | None:
     traced = [flow.operations(operand) for operand in operands]
     steps = frozenset().union(*traced)
     path = frozenset(op for op in steps if op in PATH_OPERATIONS or op == INDEX or op.startswith(CAST_PREFIX))
-    return CheckFlow(tuple(frozenset(op for op in ops if op != INDEX and not op.startswith(CAST_PREFIX))
-                           for ops in traced), path, flow.consumers(path))
+    operations = tuple(frozenset(op for op in ops if op != INDEX and not op.startswith(CAST_PREFIX))
+                       for ops in traced)
+    return CheckFlow(operations, path, flow.consumers(path), hand_written_pairs(operations))
+
+
+def called_operations(tree: ast.Module, nodes: list[ast.AST]) -> frozenset[str]:
+    """What `nodes` (parts of `tree`) call themselves: see `_Flow.called`."""
+    flow = _Flow(tree)
+    return frozenset().union(*(flow.called(node) for node in nodes))
 
 
 def operation_key(name: str) -> str:
@@ -253,6 +266,10 @@ class _Flow:
                 value = value.func.value
             if isinstance(value, ast.Name):  # passed on: `train(model)` -> `model = Model()`
                 values.extend(self._assigned(value))
+            elif isinstance(value, (ast.Tuple, ast.List)):  # `for norm in (b.ln1, b.ln2)`
+                values.extend(value.elts)
+            elif isinstance(value, ast.Attribute):  # `block.ln1` -> `self.ln1 = LayerNorm(d)`
+                values.extend(self.attributes.get(value.attr, []))
             elif isinstance(value, ast.Call) and callee_name(value.func, upper=True):
                 yield value
 
@@ -293,3 +310,30 @@ class _Flow:
             yield from self.attributes.get(node.attr, ())
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and is_computed_index(node):
             found.add(INDEX)
+        elif (operator := operator_operation(node)) is not None:
+            found.add(operator)
+
+    def called(self, node: ast.AST) -> frozenset[str]:
+        """The operations `node` itself calls, whatever their inputs: library functions and
+        methods (`item` and `to` included), library classes whose instances it calls
+        (`self.emb(x)` -> `embedding`), and operators (`a + b` -> `add`, `q @ k` -> `matmul`)."""
+        found: set[str] = set()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.BinOp):
+                found.add(OPERATORS.get(type(sub.op), "operator"))
+            elif (operator := operator_operation(sub)) is not None:
+                found.add(operator)
+            elif isinstance(sub, ast.Call):
+                own = False
+                for construction in self._instances_called(sub):
+                    own = True
+                    module = callee_name(construction.func, upper=True)
+                    key = self._resolve(construction, construction.func.id) \
+                        if isinstance(construction.func, ast.Name) else None
+                    if module is not None and key not in self.classes:
+                        found.add(operation_key(module))
+                name = callee_name(sub.func)
+                if not own and name is not None and self._library_call(sub) is not None or name in NEUTRAL_CALLS:
+                    found.add(operation_key(name))
+        return frozenset(found)
+

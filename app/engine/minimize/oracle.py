@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Any, Literal
 
-from app.engine.minimize.checks import computing, value_meanings
-from app.engine.minimize.dataflow import Operations, check_dataflow
+from app.engine.minimize.checks import CHECK_OPERATIONS, Pair, computing, keeps_pairs, value_meanings
+from app.engine.minimize.dataflow import Operations, check_dataflow, operation_key
+from app.engine.minimize.sites import failing_site, site_operations
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.signature import mask_digits, parse_traceback, traceback_frames
 
@@ -61,6 +62,9 @@ class FailureSignature:
     path: frozenset[str] = frozenset()  # masks, indexing, casts on the way to the check
     values: frozenset[str] = frozenset()  # what the message's printed values mean
     consumers: frozenset[tuple[str, str]] = frozenset()  # (mask or cast, what takes its result)
+    pairs: frozenset[Pair] = frozenset()  # (library op, the primitives its hand-written side used)
+    raiser: str = ""  # the library function the error left (`sites.raiser`), "" if the program's
+    site_ops: frozenset[str] = frozenset()  # what the program's failing line calls (not at a check)
 
     def matches(self, other: FailureSignature | None) -> bool:
         """Does `other` (a candidate's failure) reproduce this one?"""
@@ -69,13 +73,24 @@ class FailureSignature:
         if self.kind == "exception":
             same_message = self.message in other.message if self.partial else other.message == self.message
             return (other.exc_type == self.exc_type and same_message and self.site <= other.site
-                    and self.keeps_the_bug(other))
+                    and self.fails_at_the_same_operation(other) and self.keeps_the_bug(other))
         return self.kind == "timeout" or other.code == self.code
+
+    def fails_at_the_same_operation(self, other: FailureSignature) -> bool:
+        """Raised from the same library function, or, when the program's own line raised, on a
+        line calling one of the same operations (`sites`). A user's `--expect` names no place."""
+        if self.partial:
+            return True
+        if other.raiser != self.raiser:
+            return False
+        return not self.site_ops or bool(self.site_ops & other.site_ops)
 
     def keeps_the_bug(self, other: FailureSignature) -> bool:
         """The same computation compared, on the same data path, with printed values meaning
-        the same (a user's `--expect` gives only a message: no values to keep)."""
+        the same (a user's `--expect` gives only a message: no values to keep), and a
+        hand-written operation still compared with the library's, whole (`checks.keeps_pairs`)."""
         return (self.tests_the_same_computation(other) and self.feeds_the_same_operations(other)
+                and keeps_pairs(self.pairs, other.operations or ())
                 and (self.partial or other.values == self.values))
 
     def feeds_the_same_operations(self, other: FailureSignature) -> bool:
@@ -154,11 +169,15 @@ def failure_from_output(text: str, source: str | None = None) -> FailureSignatur
     site = frozenset(_library_calls(frames[-1].code)) if frames and not message else frozenset()
     own = [frame for frame in frames if _is_repro(frame.path)]
     flow = check_dataflow(source, own[-1].line) if source is not None and own else None
+    raised_by, blamed = failing_site(text, REPRO_FILE)
+    site_ops = site_operations(source, blamed) if source is not None and blamed and flow is None else frozenset()
     return FailureSignature("exception", parsed.exception, message, site,
                             operations=flow.operations if flow else None,
                             path=flow.path if flow else frozenset(),
                             consumers=flow.consumers if flow else frozenset(),
-                            values=value_meanings(_message_block(text)))
+                            values=value_meanings(_message_block(text)),
+                            pairs=flow.pairs if flow else frozenset(),
+                            raiser=raised_by, site_ops=site_ops)
 
 
 def _message_block(text: str) -> str:
@@ -178,11 +197,14 @@ def _is_repro(path: str, filename: str = REPRO_FILE) -> bool:
 
 
 def _library_calls(code: str) -> list[str]:
-    """Methods and library functions called on a line (`torch.allclose` -> `allclose`).
+    """The checks a line calls (`torch.allclose` -> `allclose`, `self.assertEqual`).
 
+    Only checks: what the compared sides compute is the fingerprint's business
+    (`keeps_the_bug`), and a side's operations may move off the line (`out = f(x)`).
     Bare names (`f(x)`) are left out: the minimizer may inline or rename user functions.
     """
-    return [name.rsplit(".", 1)[1] for name in _CALLED.findall(code) if "." in name]
+    names = [name.rsplit(".", 1)[1] for name in _CALLED.findall(code) if "." in name]
+    return [name for name in names if operation_key(name) in CHECK_OPERATIONS or name.lower().startswith("assert")]
 
 
 # A candidate may run SLOW_FACTOR times as long as the latest interesting run (at least

@@ -127,4 +127,4 @@ def test_check_dataflow_records_the_data_path():
               "assert torch.allclose(nll, F.cross_entropy(logits, targets))\n")
     flow = check_dataflow(source, 3)
     assert flow.path == {"[index]", "cast:half"}
-    assert flow.operations == ({"logsoftmax", "mean"}, {"crossentropy"})
+    assert flow.operations == ({"logsoftmax", "mean", "neg"}, {"crossentropy"})  # `-x`: a negation

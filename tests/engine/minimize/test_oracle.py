@@ -146,7 +146,10 @@ def test_assert_close_keeps_its_sides_and_its_cast():
     uncast = RMSNORM.replace("h = x.half()", "h = x").replace("(h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True)))", "h.pow(2)")
     assert not original.matches(_signature(uncast, CLOSE, line=5, library_frame=True))
     cast = uncast.replace("h = x", "h = x.half()")
-    assert original.matches(_signature(cast, CLOSE, line=5, library_frame=True))  # the cast kept: a piece suffices
+    # the cast kept but the RMSNorm written by hand reduced to its square: no longer a
+    # hand-written RMSNorm compared with the library's (it used to pass: "a piece suffices")
+    assert original.pairs == {("rmsnorm", frozenset({"mean", "pow", "rsqrt"}))}
+    assert not original.matches(_signature(cast, CLOSE, line=5, library_frame=True))
     # the cast gone, all the rest kept (the benchmark's run: `pow(2)` shrunk to `pow(1)` on a
     # negative input fails for another reason): rejected
     widened = RMSNORM.replace("h = x.half()", "h = x * 2")
@@ -206,3 +209,77 @@ def test_a_dropped_index_is_rejected_even_with_every_other_call_kept():
                "logits = torch.nn.Sequential(torch.nn.Linear(1, 2))(x)\n"
                "assert torch.allclose(F.log_softmax(logits).mean(), F.cross_entropy(logits, y))\n")
     assert not original.matches(_signature(drifted))
+
+
+LAYERNORM = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def fused_layer_norm_gelu(x, eps=1e-5):
+    mean = x.mean(dim=-1, keepdim=True)
+    var = x.var(dim=-1, keepdim=True, unbiased=True)
+    y = (x - mean) / torch.sqrt(var + eps)
+    return 0.5 * y * (1.0 + torch.tanh(0.79788 * (y + 0.044715 * y.pow(3))))
+x = torch.randn(2, 64)
+assert torch.allclose(fused_layer_norm_gelu(x), F.gelu(nn.LayerNorm(64)(x), approximate="tanh"))
+"""
+
+
+def test_a_layer_norm_whose_variance_is_dropped_is_another_bug():
+    """Issue #26: the minimizer's result for the fused LayerNorm+GELU case was
+    `allclose(x.mean(), nn.LayerNorm([1])(x))`: each side kept one operation of its own, the
+    old rule was met, and the variance (the bug: the unbiased estimator) was gone."""
+    original = _signature(LAYERNORM)
+    assert original.pairs == {("layernorm", frozenset({"mean", "var", "sqrt"})), ("gelu", frozenset({"tanh"}))}
+    drifted = "import torch\nimport torch.nn as nn\nx = torch.randn([1])\nassert torch.allclose(x.mean(), nn.LayerNorm([1])(x))\n"
+    assert not original.matches(_signature(drifted))
+    no_sqrt = "import torch\nimport torch.nn.functional as F\nx = torch.randn(4)\n" \
+              "assert torch.allclose((x - x.mean()) / x.var(), F.layer_norm(x, [4]))\n"
+    assert not original.matches(_signature(no_sqrt))
+    # what a person writes: the GELU tail gone from both sides at once, the norm whole
+    hand = "import torch\nimport torch.nn.functional as F\nx = torch.randn(4)\n" \
+           "assert torch.allclose((x - x.mean()) / x.var().sqrt(), F.layer_norm(x, [4]))\n"
+    assert original.matches(_signature(hand))
+    # the GELU kept by hand but gone from the library's side: half a pair
+    half_gelu = hand.replace("x.var().sqrt()", "x.var().sqrt() * torch.tanh(x)")
+    assert original.matches(_signature(half_gelu))  # element-wise: only the norm's pair must stay whole
+    gelu_only = "import torch\nimport torch.nn.functional as F\nx = torch.randn(4)\n" \
+                "assert torch.allclose(x * torch.tanh(x), F.gelu(x))\n"
+    assert not original.matches(_signature(gelu_only))  # the norm's pair gone: another comparison
+
+
+def _raised(source: str, message: str, *, line: int, library: tuple[str, str] | None = None, user_line=None):
+    code = source.splitlines()[line - 1].strip()
+    frames = f'  File "/tmp/repro.py", line {line}, in <module>\n    {code}\n'
+    if library:
+        frames += f'  File "/usr/lib/python3.11/site-packages/{library[0]}", line 9, in {library[1]}\n    x\n'
+    text = f"Traceback (most recent call last):\n{frames}{message}\n"
+    if user_line:
+        text += f"\nfrom user code:\n   File \"/tmp/repro.py\", line {user_line}, in f\n    {source.splitlines()[user_line - 1]}\n"
+    return signature_of(SimpleNamespace(output=SimpleNamespace(head=text.encode(), tail=b""), exit_code=1,
+                                        signal=None, timed_out=False), source)
+
+
+def test_an_exception_must_come_from_the_same_operation():
+    index = "IndexError: index out of range in self"
+    embedding = _raised("import torch\ntorch.nn.Embedding(1, 1)(torch.tensor([1]))\n", index, line=2,
+                        library=("torch/nn/functional.py", "embedding"))
+    assert embedding.raiser == "torch/nn/functional.py:embedding"
+    select = _raised("import torch\ntorch.ones(1).index_select(0, torch.tensor([1]))\n", index, line=2)
+    assert not embedding.matches(select)  # same class and message, another operation
+    shape = "RuntimeError: The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 0"
+    residual = _raised("import torch\nout, identity = torch.ones(2), torch.ones(4)\ny = torch.relu(out + identity)\n",
+                       shape, line=3)
+    assert residual.site_ops >= {"add", "relu"}
+    assert residual.matches(_raised("import torch\ntorch.ones(2) + torch.ones(4)\n", shape, line=2))
+    assert not residual.matches(_raised("import torch\ntorch.ones(2).expand_as(torch.ones(4))\n", shape, line=2))
+
+
+def test_a_dynamo_error_is_placed_at_the_users_line_it_names():
+    message = "torch._dynamo.exc.UserError: Could not guard on data-dependent expression zuf0 > 1.0"
+    source = "import torch\n@torch.compile(fullgraph=True)\ndef f(x):\n    if x.item() > 1.0:\n        pass\nf(torch.ones(1))\n"
+    original = _raised(source, message, line=6, library=("torch/_dynamo/eval_frame.py", "compile_wrapper"),
+                       user_line=4)
+    assert (original.raiser, original.site_ops) == ("", frozenset({"item"}))
+    other_line = source.replace("if x.item() > 1.0:", "if x.sum() > 1.0:")
+    assert not original.matches(_raised(other_line, message, line=6, user_line=4))

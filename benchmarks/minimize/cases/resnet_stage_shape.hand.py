@@ -1,0 +1,2 @@
+import torch
+torch.ones(2) + torch.ones(4)
