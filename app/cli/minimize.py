@@ -32,6 +32,7 @@ def minimize_command(
     """Shrink FILE to a few lines that still fail the same way (same exception class and message)."""
     from app.engine.minimize import CouldNotMinimize, code_lines
     from app.engine.minimize.oracle import signature_of
+    from app.engine.minimize.probe import probed
     from app.engine.minimize.problem import MAX_SOURCE_BYTES, check_size
     from app.engine.minimize.session import (
         NothingToKeep,
@@ -57,7 +58,7 @@ def minimize_command(
     try:
         expected = parse_expected(expect) if expect else None
         if expected is not None:  # the original, cold, once: before any candidate runs
-            _check_expected(file, expected, signature_of(cold_run(source, timeout), source))
+            _check_expected(file, expected, signature_of(cold_run(probed(source), timeout), source))
         with _progress_bar(enabled=stderr.is_terminal) as on_progress:
             outcome = minimize_repro(
                 source, run=warm_run, cold_run=cold_run, jobs=jobs, timeout_s=timeout, budget_s=budget,

@@ -34,6 +34,7 @@ from peers import needles_for, run_pysource_minimize, run_shrinkray
 from app.engine.minimize import code_lines, count_tokens
 from app.engine.minimize.dataflow import operation_key
 from app.engine.minimize.oracle import signature_of
+from app.engine.minimize.probe import probed
 from app.engine.minimize.runners import sandbox_runners, zygote_for
 from app.engine.minimize.session import minimize_repro
 
@@ -68,9 +69,9 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
             peer_dir = workdir / name / peer
             kwargs = {"jobs": args.jobs} if peer == "shrinkray" else {}
             run = runner(case, needles, peer_dir, args.peer_cap, **kwargs)
-            reproduces = signature.matches(signature_of(cold(run.final, 60), run.final))
+            reproduces = signature.matches(signature_of(cold(probed(run.final), 60), run.final))
             rows.append(_row(name, peer, run.final, run.candidates, run.wall_s, reproduces, run.finished))
-        rows.append(_row(name, "hand-written", hand, 0, 0.0, signature.matches(signature_of(cold(hand, 60), hand)), True,
+        rows.append(_row(name, "hand-written", hand, 0, 0.0, signature.matches(signature_of(cold(probed(hand), 60), hand)), True,
                          _kept(keep, hand, cold)))
         (workdir / name).mkdir(parents=True, exist_ok=True)
         (workdir / name / "scrubbot.py").write_text(result.source)
@@ -89,7 +90,7 @@ def _kept(keep: list[str], text: str, cold) -> str:
     """`"3/3"`, or what is missing: the `Keep:` operations in the fingerprint of `text`'s failure."""
     if not keep:
         return "-"
-    signature = signature_of(cold(text, 60), text)
+    signature = signature_of(cold(probed(text), 60), text)
     found = set(signature.path) if signature else set()
     for side in (signature.operations or ()) if signature else ():
         found |= side

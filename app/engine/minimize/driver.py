@@ -179,7 +179,7 @@ def run_pass(problem: ReductionProblem, pass_: Pass, jobs: int, pool: Executor |
     position = 0
     while not problem.out_of_budget:
         tree = problem.tree
-        index = NodeIndex(tree, problem.failing_lines)
+        index = NodeIndex(tree, problem.failing_lines, problem.failing_message)
         winner_at = _sweep(problem, tree, index, _numbered(pass_(tree, index), position), jobs, pool)
         if winner_at is None:
             return progressed

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 Replacement = ast.AST | list[ast.stmt] | None
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
 
 
 @dataclass(frozen=True)
@@ -29,11 +30,13 @@ class NodeIndex:
     """The nodes of a tree in `ast.walk` order, with each node's number and parent.
 
     `failing_lines` are the lines of the program's own frames on the failing stack (outermost
-    first) when the oracle reported them, else empty: what a pass may know about the run.
+    first) when the oracle reported them, else empty; `failing_message` the first line of the
+    message it failed with: what a pass may know about the run.
     """
 
-    def __init__(self, tree: ast.AST, failing_lines: tuple[int, ...] = ()) -> None:
+    def __init__(self, tree: ast.AST, failing_lines: tuple[int, ...] = (), failing_message: str = "") -> None:
         self.failing_lines = failing_lines
+        self.failing_message = failing_message
         # `Load`/`Store`/`Del` are shared singletons in a parsed tree, never edit targets; left
         # out, so two disjoint subtrees never look overlapping through them.
         self.nodes: list[ast.AST] = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
@@ -44,6 +47,7 @@ class NodeIndex:
                 self._parent[id(child)] = node
         self._uses: dict[str, list[ast.Name]] | None = None
         self._stores: dict[str, int] | None = None
+        self._scope_locals: dict[int, dict[str, int]] = {}
 
     def uses(self, name: str) -> list[ast.Name]:
         """Every read of `name` in the tree (`Name` nodes in a load context), in walk order.
@@ -68,6 +72,58 @@ class NodeIndex:
                 elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     self._stores[node.name] = self._stores.get(node.name, 0) + 1
         return self._stores.get(name, 0)
+
+    def scope(self, node: ast.AST) -> ast.AST:
+        """The function (or lambda, or the module) whose local names a name at `node` may be:
+        the innermost one enclosing it (`node` itself for a definition's own body)."""
+        current = self.parent(node)
+        while current is not None and not isinstance(current, _SCOPES):
+            current = self.parent(current)
+        return current if current is not None else self.nodes[0]
+
+    def resolves_to(self, use: ast.Name) -> ast.AST:
+        """The scope whose binding of `use.id` the read `use` sees (Python's rule, simplified:
+        enclosing functions that bind the name, else the module)."""
+        scope = self.scope(use)
+        while not isinstance(scope, ast.Module):
+            if use.id in self._local_counts(scope):
+                return scope
+            scope = self.scope(scope)
+        return scope
+
+    def uses_in(self, name: str, scope: ast.AST) -> list[ast.Name]:
+        """The reads of `name` that see `scope`'s binding of it (not a same-named local elsewhere)."""
+        return [use for use in self.uses(name) if self.resolves_to(use) is scope]
+
+    def stores_in(self, name: str, scope: ast.AST) -> int:
+        """How many times `scope` itself binds `name` (targets, `def`, `class`, parameters)."""
+        return self._local_counts(scope).get(name, 0)
+
+    def _local_counts(self, scope: ast.AST) -> dict[str, int]:
+        key = id(scope)
+        if key not in self._scope_locals:
+            counts: dict[str, int] = {}
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                args = scope.args
+                for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]:
+                    counts[arg.arg] = counts.get(arg.arg, 0) + 1
+            body = scope.body if isinstance(scope.body, list) else [scope.body]  # type: ignore[attr-defined]
+            pending: list[ast.AST] = list(body)
+            declared: set[str] = set()
+            while pending:
+                node = pending.pop()
+                if isinstance(node, (ast.Global, ast.Nonlocal)):
+                    declared.update(node.names)
+                elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    counts[node.id] = counts.get(node.id, 0) + 1
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    counts[node.name] = counts.get(node.name, 0) + 1
+                    pending.extend(node.decorator_list)  # evaluated here; the body is not
+                    continue
+                if not isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    pending.extend(ast.iter_child_nodes(node))
+            self._scope_locals[key] = {n: c for n, c in counts.items() if n not in declared}
+        return self._scope_locals[key]
 
     def inside(self, node: ast.AST, ancestor: ast.AST) -> bool:
         """Whether `ancestor` is `node` or one of its ancestors (a walk up, not down)."""

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from app.engine.minimize.checks import CHECK_OPERATIONS, Pair, computing, keeps_pairs, value_meanings
 from app.engine.minimize.dataflow import Operations, check_dataflow, operation_key
+from app.engine.minimize.probe import probed, read_probe
 from app.engine.minimize.sites import failing_site, site_operations
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.signature import mask_digits, parse_traceback, traceback_frames
@@ -65,6 +66,7 @@ class FailureSignature:
     pairs: frozenset[Pair] = frozenset()  # (library op, the primitives its hand-written side used)
     raiser: str = ""  # the library function the error left (`sites.raiser`), "" if the program's
     site_ops: frozenset[str] = frozenset()  # what the program's failing line calls (not at a check)
+    finite: tuple[str, ...] | None = None  # per operand of the failing check: `probe`'s words
 
     def matches(self, other: FailureSignature | None) -> bool:
         """Does `other` (a candidate's failure) reproduce this one?"""
@@ -90,8 +92,16 @@ class FailureSignature:
         the same (a user's `--expect` gives only a message: no values to keep), and a
         hand-written operation still compared with the library's, whole (`checks.keeps_pairs`)."""
         return (self.tests_the_same_computation(other) and self.feeds_the_same_operations(other)
-                and keeps_pairs(self.pairs, other.operations or ())
+                and keeps_pairs(self.pairs, other.operations or ()) and self.as_finite(other)
                 and (self.partial or other.values == self.values))
+
+    def as_finite(self, other: FailureSignature) -> bool:
+        """As many of the compared values are NaN or infinite as in the original (`probe`):
+        finite sides that now differ because one is NaN are another failure. Unknown (a run
+        without the probe) says nothing."""
+        if self.finite is None or other.finite is None:
+            return True
+        return self.finite.count("nonfinite") == other.finite.count("nonfinite")
 
     def feeds_the_same_operations(self, other: FailureSignature) -> bool:
         """A mask or cast the candidate kept still feeds one of the operations it fed in the
@@ -177,7 +187,7 @@ def failure_from_output(text: str, source: str | None = None) -> FailureSignatur
                             consumers=flow.consumers if flow else frozenset(),
                             values=value_meanings(_message_block(text)),
                             pairs=flow.pairs if flow else frozenset(),
-                            raiser=raised_by, site_ops=site_ops)
+                            raiser=raised_by, site_ops=site_ops, finite=read_probe(text) if flow else None)
 
 
 def _message_block(text: str) -> str:
@@ -227,6 +237,7 @@ class SignatureOracle:
         self.clock = clock
         self._pool = ThreadPoolExecutor(self.jobs) if self.jobs > 1 else None
         self._lines: dict[str, tuple[int, ...]] = {}
+        self._messages: dict[str, str] = {}
         self._latest: float | None = None  # seconds, of the latest run that failed as expected
 
     def candidate_timeout_s(self) -> float:
@@ -250,18 +261,24 @@ class SignatureOracle:
 
     def signature(self, source: str) -> FailureSignature | None:
         started = self.clock()
-        result = self.run(source, self.candidate_timeout_s())
+        result = self.run(probed(source), self.candidate_timeout_s())
         elapsed = self.clock() - started
         signature = signature_of(result, source)
         if self.expected.matches(signature):
             text = (result.output.head + result.output.tail).decode("utf-8", "replace")
             self._lines[source] = failing_lines(text)
+            parsed = parse_traceback(text)
+            self._messages[source] = parsed.message if parsed is not None else ""
             self._latest = elapsed
         return signature
 
     def failure_lines(self, source: str) -> tuple[int, ...]:
         """Where an interesting `source` failed: its own frames' lines, outermost first."""
         return self._lines.get(source, ())
+
+    def failure_message(self, source: str) -> str:
+        """The first line of the message an interesting `source` failed with, as printed."""
+        return self._messages.get(source, "")
 
     def __call__(self, sources: Sequence[str]) -> list[bool]:
         if self._pool is None or len(sources) == 1:

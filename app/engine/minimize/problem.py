@@ -145,6 +145,12 @@ class ReductionProblem:
         report = getattr(self.evaluate, "failure_lines", None)
         return tuple(report(self.source)) if report is not None else ()
 
+    @property
+    def failing_message(self) -> str:
+        """The first line of the current program's failure message, if the oracle reports it."""
+        report = getattr(self.evaluate, "failure_message", None)
+        return report(self.source) if report is not None else ""
+
     def accept(self, text: str) -> None:
         """Make an already-judged, interesting, smaller candidate the current program."""
         assert self._cache.get(text) is True, "accept() only takes candidates the oracle liked"

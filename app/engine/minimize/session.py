@@ -22,6 +22,7 @@ from app.engine.minimize.oracle import (
     SignatureOracle,
     signature_of,
 )
+from app.engine.minimize.probe import probed
 from app.engine.minimize.problem import CouldNotMinimize, check_size
 from app.engine.verdict.signature import mask_digits
 
@@ -50,7 +51,8 @@ def parse_expected(text: str) -> FailureSignature:
 
 
 def original_signature(source: str, cold_run: Run, timeout_s: float) -> FailureSignature:
-    signature = signature_of(cold_run(source, timeout_s), source)
+    """How the unmodified `source` fails (run with the `probe`, as every candidate is)."""
+    signature = signature_of(cold_run(probed(source), timeout_s), source)
     if signature is None:
         raise NothingToKeep("the program runs without error: there is no failure to keep")
     return signature
@@ -92,5 +94,5 @@ def minimize_repro(
                               progress=progress)
     finally:
         oracle.close()
-    reproduces = signature.matches(signature_of(cold_run(result.source, timeout_s), result.source))
+    reproduces = signature.matches(signature_of(cold_run(probed(result.source), timeout_s), result.source))
     return ReproMinimization(result, signature, reproduces)

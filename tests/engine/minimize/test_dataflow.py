@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 from app.engine.minimize.dataflow import assert_operations
 from app.engine.minimize.oracle import SignatureOracle, signature_of
+from app.engine.minimize.probe import unprobed
 
 ORIGINAL = """\
 import torch
@@ -90,7 +91,7 @@ def test_oracle_rejects_an_assert_that_lost_the_buggy_computation():
         KEPT: _run(KEPT, 3, KEPT.splitlines()[2]),
         ONE_SIDED: _run(ONE_SIDED, 3, ONE_SIDED.splitlines()[2]),
     }
-    oracle = SignatureOracle(lambda source, timeout: runs[source], original, timeout_s=5)
+    oracle = SignatureOracle(lambda source, timeout: runs[unprobed(source)], original, timeout_s=5)
     # KEPT swaps the sides and keeps a piece of each; ONE_SIDED compares the bug to a constant
     assert oracle([DRIFTED, KEPT, ONE_SIDED]) == [False, True, False]
     # same class, message and check: only the data flow tells them apart

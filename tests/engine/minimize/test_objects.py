@@ -52,3 +52,26 @@ def test_objects_it_cannot_flatten_safely_are_left_alone():
     stored = PARITY + "model.scale = 5\n"
     for source in (twice, passed_on, clash, shadow, stored):
         assert _candidates(source) == [], source
+
+
+def test_an_attribute_holding_the_same_named_argument_does_not_clash():
+    # `self.heads = heads` beside the program's own `heads`, passed as `Attention(dim, heads)`
+    source = textwrap.dedent("""\
+    class Attention:
+        def __init__(self, dim, heads):
+            self.heads = heads
+            self.width = dim // heads
+
+        def manual(self, x):
+            return x * self.width + self.heads
+
+
+    dim, heads = (8, 4)
+    model = Attention(dim, heads)
+    assert model.manual(1) == 6
+    """)
+    [flat] = _candidates(source)
+    assert "class " not in flat and "heads = heads" in flat
+    exec(compile(flat, "flat", "exec"), {})
+    renamed = source.replace("model = Attention(dim, heads)", "model = Attention(dim, 2 * heads)")
+    assert _candidates(renamed) == []  # `heads` would then hold another value

@@ -15,11 +15,14 @@ from app.engine.minimize.passes import (
     drop_keyword_args,
     drop_submodules,
     drop_unused_parameters,
+    fold_messages,
     inline_argparse_defaults,
     inline_expressions,
     inline_factories,
     inline_functions,
     inline_variables,
+    merge_reassignments,
+    calls_to_decorators,
     remove_device_dtype,
     remove_setup,
     remove_unused_imports,
@@ -335,3 +338,37 @@ def test_data_loop_becomes_its_body_on_a_simple_input():
     src = "import torch\nds = make_data(64)\nfor step, (images, labels) in enumerate(ds):\n    x = images\n    model(x)\n"
     result = shrink(src, has("model(x)"), [simple_loop_inputs])
     assert result == canon("import torch\nx = torch.tensor([1])\nmodel(x)")
+
+
+def test_a_message_made_from_names_becomes_what_it_printed():
+    src = ("import torch\nfor name, p in [('value.weight', 1)]:\n"
+           "    assert p > 2, f'non-finite gradient in {name} ({p} of {len(name)})'\n")
+    tree = ast.parse(src)
+    index = NodeIndex(tree, failing_lines=(3,), failing_message="non-finite gradient in value.weight (1 of 12)")
+    [edits] = list(fold_messages(tree, index))
+    folded = ast.unparse(apply_edits(tree, edits, index))
+    # the name folded; the numbers (a count, a length) still computed
+    assert "f'non-finite gradient in value.weight ({p} of {len(name)})'" in folded
+    other = NodeIndex(tree, failing_lines=(3,), failing_message="something else")
+    assert list(fold_messages(tree, other)) == []
+
+
+def test_a_reassignment_reading_the_first_binding_merges_with_it():
+    src = "model = forward\nmodel = torch.compile(model, fullgraph=True)\nmodel(1)\n"
+    assert shrink(src, has("forward", "fullgraph", "model(1)"), [merge_reassignments]) == canon(
+        "model = torch.compile(forward, fullgraph=True)\nmodel(1)")
+
+
+def test_a_wrapped_function_becomes_a_decorated_one():
+    src = "def forward(x):\n    return x.item()\nmodel = torch.compile(forward, fullgraph=True)\nmodel(1)\n"
+    assert shrink(src, has("fullgraph=True", "model(1)"), [calls_to_decorators]) == canon(
+        "@torch.compile(fullgraph=True)\ndef model(x):\n    return x.item()\nmodel(1)")
+    used_twice = src + "forward(2)\n"
+    assert shrink(used_twice, has("fullgraph=True"), [calls_to_decorators]) == canon(used_twice)
+
+
+def test_a_same_named_local_is_another_variable_for_inlining():
+    src = ("def outer(idx):\n    x = tok(idx)\n    def forward(x):\n        return x.item()\n    x = forward(x)\n"
+           "forward = outer\nidx = torch.ones(1)\nforward(idx)\n")
+    result = shrink(src, has("item()", "tok(", "forward("), [inline_functions, inline_variables])
+    assert "def forward" not in result and "idx = torch.ones(1)" not in result, result

@@ -23,15 +23,17 @@ from app.engine.minimize.passes.control import (
     unroll_loops,
 )
 from app.engine.minimize.passes.inline import (
+    calls_to_decorators,
     drop_decorators,
     inline_expressions,
     inline_factories,
     inline_functions,
     inline_variables,
+    merge_reassignments,
     unwrap_main_guard,
 )
 from app.engine.minimize.passes.inputs import simple_failing_inputs, simple_loop_inputs
-from app.engine.minimize.passes.literals import remove_device_dtype, shrink_int_literals
+from app.engine.minimize.passes.literals import fold_messages, remove_device_dtype, shrink_int_literals
 from app.engine.minimize.passes.modules import (
     classes_to_functions,
     drop_elements,
@@ -77,10 +79,14 @@ PASSES: tuple[Pass, ...] = (
     inline_functions,
     inline_expressions,
     inline_factories,
+    merge_reassignments,
+    calls_to_decorators,
     # 2 (cont.). model containers
     drop_elements,
     # 5. devices, dtypes
     remove_device_dtype,
+    # 6. computation: a message computed from names -> what it printed
+    fold_messages,
     # 6. computation
     simple_failing_inputs,
     simple_loop_inputs,
@@ -100,13 +106,15 @@ PASSES: tuple[Pass, ...] = (
 COARSE_PASSES: frozenset[Pass] = frozenset({
     cut_after_failure, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
     drop_definitions, drop_submodules, classes_to_functions, instances_to_names, delete_statements, unwrap_main_guard,
-    drop_decorators, inline_functions, inline_expressions, inline_factories,
+    drop_decorators, inline_functions, inline_expressions, inline_factories, merge_reassignments,
+    calls_to_decorators,
 })
 
 __all__ = [
     "COARSE_PASSES",
     "PASSES",
     "Pass",
+    "calls_to_decorators",
     "classes_to_functions",
     "cut_after_failure",
     "delete_statements",
@@ -116,12 +124,14 @@ __all__ = [
     "drop_keyword_args",
     "drop_submodules",
     "drop_unused_parameters",
+    "fold_messages",
     "inline_argparse_defaults",
     "inline_expressions",
     "inline_factories",
     "inline_functions",
     "inline_variables",
     "instances_to_names",
+    "merge_reassignments",
     "remove_device_dtype",
     "remove_setup",
     "remove_unused_imports",

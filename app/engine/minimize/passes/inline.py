@@ -39,7 +39,7 @@ def inline_functions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]
         for definition in body:
             if not isinstance(definition, ast.FunctionDef) or not _inlinable(definition):
                 continue
-            uses = index.uses(definition.name)
+            uses = _sole_binding_uses(index, definition, definition.name)
             if len(uses) != 1:
                 continue
             call = index.parent(uses[0])
@@ -64,7 +64,7 @@ def inline_expressions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit
             continue
         if definition.decorator_list or definition.args.vararg or definition.args.kwarg:
             continue
-        uses = index.uses(definition.name)
+        uses = _sole_binding_uses(index, definition, definition.name)
         call = index.parent(uses[0]) if len(uses) == 1 else None
         if not isinstance(call, ast.Call) or call.func is not uses[0]:
             continue
@@ -120,7 +120,7 @@ def inline_factories(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]
         if not isinstance(definition, ast.FunctionDef) or not _inlinable(definition):
             continue
         inner = _returned_function(definition)
-        uses = index.uses(definition.name)
+        uses = _sole_binding_uses(index, definition, definition.name)
         if inner is None or not _inlinable(inner) or len(uses) != 1:
             continue
         factory_call = index.parent(uses[0])
@@ -156,9 +156,16 @@ def inline_variables(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]
                     and isinstance(stmt.targets[0], ast.Name)):
                 continue
             name = stmt.targets[0].id
-            uses = index.uses(name)
-            if index.stores(name) == 1 and len(uses) == 1:
+            uses = _sole_binding_uses(index, stmt, name)
+            if len(uses) == 1:
                 yield [Edit(index.number(stmt)), Edit(index.number(uses[0]), stmt.value)]
+
+
+def _sole_binding_uses(index: NodeIndex, statement: ast.stmt, name: str) -> list[ast.Name]:
+    """The reads of `name` that see `statement`'s binding, if it is the only one in its scope
+    (a same-named parameter or local of another function is another variable); else []."""
+    scope = index.scope(statement)
+    return index.uses_in(name, scope) if index.stores_in(name, scope) == 1 else []
 
 
 def _inlinable(definition: ast.FunctionDef) -> bool:
@@ -199,3 +206,53 @@ def _inline(definition: ast.FunctionDef, call: ast.Call, statement: ast.AST) -> 
     else:
         return None
     return [*bindings, *body, *tail] or [ast.Pass()]
+
+
+def merge_reassignments(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """`x = a` directly followed by `x = f(x)`: one statement, `x = f(a)`.
+
+    The first binding's only reader is the statement that replaces it (`model = forward` then
+    `model = torch.compile(model)`): `inline_variables` cannot see that, the name is bound twice.
+    """
+    for body in blocks(tree):
+        for first, second in zip(body, body[1:]):
+            name = _assigned_name(first)
+            if name is None or _assigned_name(second) != name:
+                continue
+            reads = [n for n in ast.walk(second.value) if isinstance(n, ast.Name) and n.id == name]  # type: ignore[attr-defined]
+            if len(reads) == 1 and not any(isinstance(n, (ast.Lambda, ast.comprehension))
+                                           for n in ast.walk(second.value)):  # type: ignore[attr-defined]
+                yield [Edit(index.number(first)), Edit(index.number(reads[0]), first.value)]  # type: ignore[attr-defined]
+
+
+def calls_to_decorators(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """`def f(...)` and later `g = wrap(f, ...)`, `f` used nowhere else -> `@wrap(...)` on the
+    definition, renamed `g`: `model = torch.compile(forward, fullgraph=True)` becomes
+    `@torch.compile(fullgraph=True)` over `def model`."""
+    for body in blocks(tree):
+        for position, definition in enumerate(body):
+            if not isinstance(definition, ast.FunctionDef):
+                continue
+            scope = index.scope(definition)
+            uses = index.uses_in(definition.name, scope) if index.stores_in(definition.name, scope) == 1 else []
+            if len(uses) != 1:
+                continue
+            call = index.parent(uses[0])
+            statement = index.parent(call) if isinstance(call, ast.Call) else None
+            if not (isinstance(call, ast.Call) and call.args and call.args[0] is uses[0] and statement in body[position:]):
+                continue
+            target = _assigned_name(statement)  # type: ignore[arg-type]
+            if target is None or statement.value is not call or index.stores_in(target, scope) != 1:  # type: ignore[union-attr]
+                continue
+            rest = call.args[1:]
+            decorator = ast.Call(call.func, rest, call.keywords) if rest or call.keywords else call.func
+            renamed = copy.copy(definition)
+            renamed.name, renamed.decorator_list = target, [decorator, *definition.decorator_list]
+            yield [Edit(index.number(definition), renamed), Edit(index.number(statement))]  # type: ignore[arg-type]
+
+
+def _assigned_name(statement: ast.stmt) -> str | None:
+    if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)):
+        return statement.targets[0].id
+    return None

@@ -29,14 +29,24 @@ SIMPLE_INPUTS = tuple(
 
 
 def simple_failing_inputs(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
-    """Variable operands on failing lines (call arguments, both sides of `a + b`) -> small
-    tensors, with what fed them."""
+    """Operands on failing lines (call arguments, both sides of `a + b`: names, attributes,
+    subscripts and computed calls) -> small tensors, with what fed them."""
     if not _imports_torch(tree):
         return  # the inputs are spelled `torch.*`
     for line in reversed(index.failing_lines):  # innermost frame first
         for operand in _operands_on_line(tree, line):
-            if isinstance(operand, (ast.Name, ast.Attribute, ast.Subscript)):
+            if isinstance(operand, (ast.Name, ast.Attribute, ast.Subscript)) or _computed(operand):
                 yield from _feed(tree, index, operand)
+
+
+def _computed(operand: ast.expr) -> bool:
+    """A call computing an operand (`self.shortcut(x)`, `torch.arange(ids.size(1))`), not
+    already a literal tensor (`torch.ones(2)`): it may go, with what only it needed."""
+    if not isinstance(operand, ast.Call):
+        return False
+    literal = all(isinstance(a, ast.Constant) or (isinstance(a, ast.List) and all(
+        isinstance(e, ast.Constant) for e in a.elts)) for a in operand.args)
+    return not literal
 
 
 def _feed(tree: ast.Module, index: NodeIndex, argument: ast.expr) -> Iterator[list[Edit]]:
@@ -111,8 +121,9 @@ def dead_statements(tree: ast.Module, removed: list[ast.AST], index: NodeIndex |
             if id(statement) in gone:
                 continue
             names = _bound(statement)
+            scope = index.scope(statement)
             if names and not any(id(use) not in gone and not index.inside(use, statement)
-                                 for name in names for use in index.uses(name)):
+                                 for name in names for use in index.uses_in(name, scope)):
                 dead.append(statement)
                 gone.update(id(node) for node in ast.walk(statement))
                 changed = True
@@ -120,7 +131,8 @@ def dead_statements(tree: ast.Module, removed: list[ast.AST], index: NodeIndex |
 
 
 def _used_elsewhere(index: NodeIndex, statement: ast.stmt) -> bool:
-    return any(not index.inside(use, statement) for name in _bound(statement) for use in index.uses(name))
+    scope = index.scope(statement)
+    return any(not index.inside(use, statement) for name in _bound(statement) for use in index.uses_in(name, scope))
 
 
 def _bound(statement: ast.stmt) -> list[str]:

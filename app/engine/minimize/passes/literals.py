@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
@@ -46,3 +47,53 @@ def remove_device_dtype(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edi
                 yield [Edit(index.number(k)) for k in doomed]
         if isinstance(node, ast.Attribute) and dotted(node) in _DTYPES:
             yield [Edit(index.number(node), parse("torch.float32", mode="eval").body)]
+
+
+def fold_messages(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """An f-string message on a failing line -> the text it printed, where that text is a name.
+
+    `assert ok, f"non-finite gradient in {name}"` failed with "non-finite gradient in
+    value.weight": the message becomes that constant, and the loop that made `name` can go.
+    A placeholder that printed digits (a count, a shape) stays computed: it means something
+    (`checks.value_meanings`).
+    """
+    message = index.failing_message
+    if not message:
+        return
+    for line in set(index.failing_lines):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr) and node.lineno <= line <= (node.end_lineno or node.lineno) \
+                    and _is_message(index, node):
+                folded = _folded(node, message)
+                if folded is not None:
+                    yield [Edit(index.number(node), folded)]
+
+
+def _is_message(index: NodeIndex, node: ast.JoinedStr) -> bool:
+    parent = index.parent(node)
+    return (isinstance(parent, ast.Assert) and parent.msg is node) or (
+        isinstance(parent, ast.Call) and node in parent.args and isinstance(index.parent(parent), ast.Raise))
+
+
+def _folded(node: ast.JoinedStr, message: str) -> ast.expr | None:
+    pattern = "".join(re.escape(part.value) if isinstance(part, ast.Constant) else "(.*?)" for part in node.values)
+    found = re.fullmatch(pattern, message, re.DOTALL)
+    if found is None:
+        return None
+    values: list[ast.expr] = []
+    captured = iter(found.groups())
+    for part in node.values:
+        if isinstance(part, ast.Constant):
+            values.append(part)
+            continue
+        text = next(captured)
+        values.append(part if any(c.isdigit() for c in text) else ast.Constant(text))
+    if all(isinstance(v, ast.Constant) for v in values):
+        return ast.Constant("".join(v.value for v in values))  # type: ignore[attr-defined]
+    merged: list[ast.expr] = []
+    for value in values:
+        if merged and isinstance(value, ast.Constant) and isinstance(merged[-1], ast.Constant):
+            merged[-1] = ast.Constant(merged[-1].value + value.value)
+        else:
+            merged.append(value)
+    return ast.JoinedStr(merged) if merged != node.values else None

@@ -53,7 +53,8 @@ def instances_to_names(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit
         attributes = {index.parent(use).attr for use in uses}
         init_names = _init_attributes(methods.get("__init__")) | _init_parameters(methods.get("__init__"), call)
         new_names = set(methods) - {"__init__"} | init_names
-        if not attributes <= new_names or _clashes(tree, cls, new_names, name) or _shadowed(methods, new_names):
+        clashing = new_names - _same_values(methods.get("__init__"), call)
+        if not attributes <= new_names or _clashes(tree, cls, clashing, name) or _shadowed(methods, new_names):
             continue
         spliced = _flattened(methods, call)
         if spliced is None:
@@ -114,6 +115,22 @@ def _shadowed(methods: dict[str, ast.FunctionDef], new_names: set[str]) -> bool:
         if method.name != "__init__" and local & new_names:
             return True
     return False
+
+
+def _same_values(init: ast.FunctionDef | None, call: ast.Call) -> set[str]:
+    """Attributes that become a name already holding their value: `Attention(dim, heads)` with
+    `self.heads = heads` flattens to `heads = heads` beside the program's own `heads`."""
+    if init is None:
+        return set()
+    passed = {arg.arg: value for arg, value in zip(init.args.args[1:], call.args, strict=False)}
+    passed.update((k.arg, k.value) for k in call.keywords if k.arg)
+    same = {p for p, value in passed.items() if isinstance(value, ast.Name) and value.id == p}
+    reassigned = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return {s.targets[0].attr for s in init.body  # type: ignore[attr-defined]
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Attribute)
+            and isinstance(s.targets[0].value, ast.Name) and s.targets[0].value.id == "self"
+            and isinstance(s.value, ast.Name) and s.value.id == s.targets[0].attr and s.value.id in same
+            and s.value.id not in reassigned}
 
 
 def _init_attributes(init: ast.FunctionDef | None) -> set[str]:

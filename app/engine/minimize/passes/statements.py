@@ -52,12 +52,12 @@ def drop_definitions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]
     """
     statements = list(_binding_statements(tree))
     unused = [s for s in statements
-              if not _is_import(s) and not any(index.uses(name) for name in _bound_names(s))]
+              if not _is_import(s) and not any(index.uses_in(name, index.scope(s)) for name in _bound_names(s))]
     if len(unused) > 1:
         yield delete(index, outermost(unused, index))
     for stmt in statements:
         for name in _bound_names(stmt):
-            users = [index.enclosing_statement(use) for use in index.uses(name)]
+            users = [index.enclosing_statement(use) for use in index.uses_in(name, index.scope(stmt))]
             doomed = outermost([stmt, *[u for u in users if u is not None]], index)
             if any(s is stmt for s in doomed):
                 yield delete(index, doomed)

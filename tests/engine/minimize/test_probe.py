@@ -1,0 +1,50 @@
+"""The run-time probe: the finite-ness of a failing check's operands, the program unchanged."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from app.engine.minimize.oracle import signature_of
+from app.engine.minimize.probe import MARK, probed, read_probe, unprobed
+from app.engine.sandbox.capture import CapturedOutput
+from app.engine.sandbox.runner import ProcessResult
+
+BIASED = "import math\nx = [1.0, 2.0, 4.0]\nmean = sum(x) / len(x)\nstd = math.sqrt(sum((v - mean) ** 2 for v in x) / (len(x) - 1))\n" \
+         "assert abs((x[0] - mean) / std - -0.8) < 1e-3, 'normalized value'\n"
+NAN = BIASED.replace("x = [1.0, 2.0, 4.0]", "x = [1.0]").replace("math.sqrt(", "(lambda v: v if v == v else float('nan'))(") \
+    .replace("/ (len(x) - 1)", "/ max(len(x) - 1, 1) * float('nan')")
+
+
+def _run(source: str, folder) -> ProcessResult:
+    (folder / "repro.py").write_text(probed(source))
+    done = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, timeout=60)
+    output = done.stdout + done.stderr
+    return ProcessResult(done.returncode, None, False, 0.0, CapturedOutput(head=output, total_bytes=len(output)), "cold")
+
+
+def test_the_probe_reports_each_operand_and_keeps_lines_and_the_failure(tmp_path):
+    assert probed(BIASED).count("\n") == BIASED.count("\n") and unprobed(probed(BIASED)) == BIASED
+    finite = _run(BIASED, tmp_path)
+    text = finite.output.text()
+    assert f"{MARK} finite,finite" in text and read_probe(text) == ("finite", "finite")
+    assert text.rstrip().endswith("AssertionError: normalized value")  # the failure itself is the same
+    assert 'repro.py", line 5, in <module>' in text
+    assert read_probe(_run(NAN, tmp_path).output.text()) == ("nonfinite", "finite")
+
+
+def test_a_check_whose_side_became_nan_is_another_failure(tmp_path):
+    original = signature_of(_run(BIASED, tmp_path), BIASED)
+    assert original.finite == ("finite", "finite")
+    assert not original.matches(signature_of(_run(NAN, tmp_path), NAN))
+    shifted = BIASED.replace("4.0]", "8.0]")
+    assert original.matches(signature_of(_run(shifted, tmp_path), shifted))
+
+
+def test_programs_without_a_check_or_with_future_imports_run_as_they_are():
+    assert probed("x = 1\nprint(x)\n") == "x = 1\nprint(x)\n"
+    future = "from __future__ import annotations\nassert 1 == 2\n"
+    assert probed(future).startswith("from __future__ import annotations; exec(")
+    compile(probed(future), "repro.py", "exec")
+    assert unprobed(probed(future)) == future
+    assert probed("def broken(:\n") == "def broken(:\n"
