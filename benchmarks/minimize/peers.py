@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SHRINKRAY = os.environ.get("SHRINKRAY", "/tmp/sr/bin/shrinkray")
+# Where pysource-minimize is installed when it is not in this interpreter's environment
+# (`pip install --target /tmp/pysource pysource-minimize`: not a project dependency).
+PYSOURCE_PATH = os.environ.get("PYSOURCE_PATH", "/tmp/pysource")
 
 _INTERESTING = r'''
 import subprocess, sys
@@ -84,10 +87,10 @@ def _calls(counter: Path) -> int:
     return counter.read_text().count("\n") if counter.exists() else 0
 
 
-def _run_capped(command: list[str], cap_s: float, cwd: Path) -> tuple[float, bool]:
+def _run_capped(command: list[str], cap_s: float, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, bool]:
     started = time.monotonic()
     proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+                            stdin=subprocess.DEVNULL, start_new_session=True, env=env)
     try:
         proc.wait(timeout=cap_s)
         finished = proc.returncode == 0
@@ -119,5 +122,6 @@ def run_pysource_minimize(case: Path, needles: list[str], workdir: Path, cap_s: 
     driver = workdir / "pysource_driver.py"
     driver.write_text(textwrap.dedent(_PYSOURCE.format(case=str(case), work=str(workdir / "candidate.py"),
                                                        script=str(script), best=str(best))))
-    wall, finished = _run_capped([sys.executable, str(driver)], cap_s, workdir)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [PYSOURCE_PATH, os.environ.get("PYTHONPATH")]))}
+    wall, finished = _run_capped([sys.executable, str(driver)], cap_s, workdir, env)
     return PeerRun(best.read_text() if best.exists() else case.read_text(), _calls(counter), wall, finished)

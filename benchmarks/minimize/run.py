@@ -13,7 +13,9 @@ hand-written minimum; `--json-out` saves the raw rows.
 
 A case's docstring may name, on a `Keep:` line, the operations that carry its bug
 (`masked_fill, softmax, [index], cast:half`): each is looked up in the bug fingerprint of the
-result's failing check (its operations and data-path steps, `app.engine.minimize.dataflow`).
+result's failing check (its operations and data-path steps, `app.engine.minimize.dataflow`),
+or for an exception among what its failing line calls (`app.engine.minimize.sites`). After
+the table: tokens removed, candidates and seconds per pass, summed over the cases.
 """
 
 from __future__ import annotations
@@ -55,13 +57,15 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
     try:
         started = time.monotonic()  # the whole `scrub minimize`: cold original, shrinking, cold re-check
         outcome = minimize_repro(source, run=warm, cold_run=cold, jobs=args.jobs, timeout_s=60,
-                                 budget_s=args.budget or args.peer_cap / 10)
+                                 budget_s=args.budget or args.peer_cap / 10, max_candidates=args.max_candidates)
         wall_s = time.monotonic() - started
         signature = outcome.signature
         result = outcome.result
         keep = _keep(source)
         rows.append(_row(name, "scrubbot", result.source, result.stats.candidates, wall_s,
                          outcome.reproduces, not result.timed_out, _kept(keep, result.source, cold)))
+        rows[-1]["passes"] = {p: [result.gains[p], result.costs[p], round(result.seconds[p], 2)]
+                              for p in result.gains if result.costs[p]}
         exception_line = f"{signature.exc_type}: {_first_line(cold(source, 60))}"
         needles = needles_for(exception_line) if signature.kind == "exception" else []
         for peer in args.peers:
@@ -91,7 +95,7 @@ def _kept(keep: list[str], text: str, cold) -> str:
     if not keep:
         return "-"
     signature = signature_of(cold(probed(text), 60), text)
-    found = set(signature.path) if signature else set()
+    found = set(signature.path | signature.site_ops) if signature else set()
     for side in (signature.operations or ()) if signature else ():
         found |= side
     missing = [item for item in keep if (item if item.startswith(("[", "cast:")) else operation_key(item)) not in found]
@@ -140,6 +144,15 @@ def print_table(rows: list[dict], cap_s: float) -> None:
             parts += [f"lines/best peer {ours['lines'] / max(best['lines'], 1):.2f}",
                       f"tokens/best peer {ours['tokens'] / max(best['tokens'], 1):.2f} ({best['tool']})"]
         print("  ".join(parts))
+    gains: dict[str, list[float]] = {}
+    for row in rows:
+        for name, (gain, calls, seconds) in row.get("passes", {}).items():
+            total = gains.setdefault(name, [0, 0, 0.0])
+            total[0], total[1], total[2] = total[0] + gain, total[1] + calls, total[2] + seconds
+    if gains:
+        print("\npass                         tokens removed  candidates  seconds  (all cases)")
+        for name, (gain, calls, seconds) in sorted(gains.items(), key=lambda kv: -kv[1][0]):
+            print(f"{name:28} {gain:>14} {calls:>11} {seconds:>8.1f}")
 
 
 def main() -> None:
@@ -148,6 +161,7 @@ def main() -> None:
     parser.add_argument("--peers", default="shrinkray,pysource-minimize")
     parser.add_argument("--peer-cap", type=float, default=180.0, help="seconds per peer and case")
     parser.add_argument("--budget", type=float, default=None, help="Scrubbot's budget (default: cap/10)")
+    parser.add_argument("--max-candidates", type=int, default=None, help="Scrubbot's candidate cap (load-independent)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json-out", type=Path, default=None)
     args = parser.parse_args()

@@ -183,7 +183,7 @@ def run_pass(problem: ReductionProblem, pass_: Pass, jobs: int, pool: Executor |
         winner_at = _sweep(problem, tree, index, _numbered(pass_(tree, index), position), jobs, pool)
         if winner_at is None:
             return progressed
-        progressed, position = True, winner_at
+        progressed, position = True, max(0, winner_at - 1)  # its predecessor may have shifted into place
     return progressed
 
 

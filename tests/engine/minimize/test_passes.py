@@ -16,6 +16,8 @@ from app.engine.minimize.passes import (
     drop_submodules,
     drop_unused_parameters,
     fold_messages,
+    hoist_failing_statement,
+    slice_failing_statement,
     inline_argparse_defaults,
     inline_expressions,
     inline_factories,
@@ -372,3 +374,40 @@ def test_a_same_named_local_is_another_variable_for_inlining():
            "forward = outer\nidx = torch.ones(1)\nforward(idx)\n")
     result = shrink(src, has("item()", "tok(", "forward("), [inline_functions, inline_variables])
     assert "def forward" not in result and "idx = torch.ones(1)" not in result, result
+
+
+def _first_candidate(pass_, src: str, failing_lines: tuple[int, ...]) -> str:
+    tree = ast.parse(src)
+    index = NodeIndex(tree, failing_lines=failing_lines)
+    return ast.unparse(apply_edits(tree, next(iter(pass_(tree, index))), index))
+
+
+def test_the_failing_statement_alone_is_tried_first():
+    src = ("import torch\nimport os\ndef block(x):\n    y = torch.ones(3)\n    return torch.ones(2) + torch.ones(4)\n"
+           "out = block(torch.ones(1))\nprint(out)\n")
+    assert _first_candidate(hoist_failing_statement, src, (6, 5)) == canon(
+        "import torch\nimport os\ntorch.ones(2) + torch.ones(4)")
+
+
+def test_a_module_level_failing_statement_keeps_its_backward_slice():
+    src = ("import torch\nlayers = []\nunused = torch.ones(5)\nlayers.append(torch.nn.Linear(1, 1))\n"
+           "width = 8\nmodel = torch.nn.Sequential(*layers)\nmodel(torch.ones(1, dtype=torch.float64))\nprint(width)\n")
+    assert _first_candidate(slice_failing_statement, src, (7,)) == canon(
+        "import torch\nlayers = []\nlayers.append(torch.nn.Linear(1, 1))\nmodel = torch.nn.Sequential(*layers)\n"
+        "model(torch.ones(1, dtype=torch.float64))")
+
+
+def test_a_comprehension_over_a_display_becomes_the_display():
+    src = "q, k, v = [t.reshape(shape).transpose(1, 2) for t in (a, b, c)]\nuse(q, k, v)"
+    assert shrink(src, has("use(q, k, v)", "a, b, c"), [replace_with_subexpression]) == canon(
+        "q, k, v = (a, b, c)\nuse(q, k, v)")
+
+
+def test_the_receiver_of_a_failing_method_call_gets_a_simple_input():
+    src = ("import torch\ntok = torch.nn.Embedding(1, 1)\ndef model(idx):\n    if tok(idx).item() > 100.0:\n        pass\n"
+           "model(torch.tensor([1]))\n")
+    tree = ast.parse(src)
+    index = NodeIndex(tree, failing_lines=(6, 4))
+    texts = [ast.unparse(apply_edits(tree, edits, index)) for edits in simple_failing_inputs(tree, index)]
+    assert any("if torch.ones(1).item() > 100.0" in t and "tok =" not in t for t in texts)
+    assert not any("torch.tensor([1]).nn" in t for t in texts)  # `torch` itself is no operand

@@ -45,6 +45,7 @@ from app.engine.minimize.passes.setup import (
     remove_setup,
     remove_unused_imports,
 )
+from app.engine.minimize.passes.slicing import hoist_failing_statement, slice_failing_statement
 from app.engine.minimize.passes.statements import (
     cut_after_failure,
     delete_statements,
@@ -54,8 +55,11 @@ from app.engine.minimize.passes.statements import (
 Pass = Callable[[ast.Module, NodeIndex], Iterator[list[Edit]]]
 
 PASSES: tuple[Pass, ...] = (
-    # 0. dead code after the failing statement (needs the oracle's failing lines)
+    # 0. dead code after the failing statement, and what the failing statement does not need
+    # (these need the oracle's failing lines)
     cut_after_failure,
+    hoist_failing_statement,
+    slice_failing_statement,
     # 8 (early: one or two candidates, and every later candidate that stops failing then runs
     # on `eager` instead of compiling with Inductor, the slowest thing a candidate can do)
     simpler_backends,
@@ -104,7 +108,7 @@ PASSES: tuple[Pass, ...] = (
 # The big cuts: each candidate removes a statement, a definition, a layer or a wrapper. The
 # driver runs them alone for a round before the fine passes (one candidate per expression) join.
 COARSE_PASSES: frozenset[Pass] = frozenset({
-    cut_after_failure, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
+    cut_after_failure, hoist_failing_statement, slice_failing_statement, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
     drop_definitions, drop_submodules, classes_to_functions, instances_to_names, delete_statements, unwrap_main_guard,
     drop_decorators, inline_functions, inline_expressions, inline_factories, merge_reassignments,
     calls_to_decorators,
@@ -125,6 +129,7 @@ __all__ = [
     "drop_submodules",
     "drop_unused_parameters",
     "fold_messages",
+    "hoist_failing_statement",
     "inline_argparse_defaults",
     "inline_expressions",
     "inline_factories",
@@ -140,6 +145,7 @@ __all__ = [
     "simple_failing_inputs",
     "simple_loop_inputs",
     "simpler_backends",
+    "slice_failing_statement",
     "strip_try_and_with",
     "take_branches",
     "unroll_loops",

@@ -105,7 +105,9 @@ def _parts(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.IfExp):
         return [node.body, node.orelse]
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-        return [ast.List([node.elt], ast.Load())]  # `[f(i) for i in xs]` -> `[f(i)]`
+        # `[f(t) for t in (q, k, v)]` -> `(q, k, v)` (what it maps over), or `[f(t)]`
+        iterable = [node.generators[0].iter] if len(node.generators) == 1 else []
+        return [*iterable, ast.List([node.elt], ast.Load())]
     if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
         element = _literal_element(node)
         return [node.value] if element is None else [element, node.value]

@@ -145,8 +145,28 @@ def _bound(statement: ast.stmt) -> list[str]:
 
 
 def _operands_on_line(tree: ast.Module, line: int) -> list[ast.expr]:
+    """Call arguments, both sides of operators and comparisons, and the receivers of method
+    calls (`tok(idx)` in `tok(idx).item() > 100`) on `line`; not an imported module (`torch`)."""
+    modules = {alias.asname or alias.name.split(".")[0] for node in tree.body
+               if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
     operands: list[ast.expr] = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Call, ast.BinOp)) and node.lineno <= line <= (node.end_lineno or node.lineno):
-            operands += node.args if isinstance(node, ast.Call) else [node.left, node.right]
+        if not (isinstance(node, (ast.Call, ast.BinOp, ast.Compare))
+                and node.lineno <= line <= (node.end_lineno or node.lineno)):
+            continue
+        if isinstance(node, ast.Call):
+            operands += node.args
+            if isinstance(node.func, ast.Attribute) and not _module_path(node.func.value, modules):
+                operands.append(node.func.value)
+        elif isinstance(node, ast.BinOp):
+            operands += [node.left, node.right]
+        else:
+            operands += [node.left, *node.comparators]
     return operands
+
+
+def _module_path(node: ast.expr, modules: set[str]) -> bool:
+    """`torch`, `torch.nn.functional`: a chain of attributes on an imported module."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in modules
