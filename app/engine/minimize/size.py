@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from typing import NamedTuple
 
@@ -32,9 +33,28 @@ class Size(NamedTuple):
 
 
 def count_tokens(source: str) -> int:
-    """Python tokens in `source`, not counting layout (NL, INDENT/DEDENT) and comments."""
+    """Python tokens in `source`, not counting layout (NL, INDENT/DEDENT) and comments.
+
+    An f-string counts its placeholders too (`{`, the expression's tokens, `}`), as Python
+    3.12's tokenizer splits it: `f"bad {name}"` is four tokens, the text it printed one.
+    """
     tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    return sum(1 for tok in tokens if tok.type not in _SKIPPED_TOKENS)
+    return sum(_string_tokens(tok.string) if tok.type == tokenize.STRING else 1
+               for tok in tokens if tok.type not in _SKIPPED_TOKENS)
+
+
+_FSTRING = re.compile(r"^[rRbB]?[fF]")
+
+
+def _string_tokens(text: str) -> int:
+    if not _FSTRING.match(text) or "{" not in text:
+        return 1
+    try:
+        node = parse(text, mode="eval").body
+    except SyntaxError:
+        return 1
+    fields = [value for value in ast.walk(node) if isinstance(value, ast.FormattedValue)]
+    return 1 + sum(2 + count_tokens(ast.unparse(field.value)) - 1 for field in fields)  # (its NEWLINE)
 
 
 def nonblank_lines(source: str) -> int:

@@ -35,6 +35,7 @@ from app.engine.minimize.passes import (
     simpler_backends,
     strip_try_and_with,
     take_branches,
+    unpack_to_one_value,
     unroll_loops,
     unwrap_main_guard,
 )
@@ -411,3 +412,9 @@ def test_the_receiver_of_a_failing_method_call_gets_a_simple_input():
     texts = [ast.unparse(apply_edits(tree, edits, index)) for edits in simple_failing_inputs(tree, index)]
     assert any("if torch.ones(1).item() > 100.0" in t and "tok =" not in t for t in texts)
     assert not any("torch.tensor([1]).nn" in t for t in texts)  # `torch` itself is no operand
+
+
+def test_an_unpacking_may_become_one_value_for_every_target():
+    src = "q, k, v = proj(x).chunk(3)\nout = attend(q, k, v)"
+    assert shrink(src, has("attend(q, k, v)"), [unpack_to_one_value]) == canon("q = k = v = proj\nout = attend(q, k, v)")
+    assert shrink(src, has("attend(q, k, v)", "x"), [unpack_to_one_value]) == canon("q = k = v = x\nout = attend(q, k, v)")

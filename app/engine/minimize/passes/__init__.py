@@ -16,6 +16,7 @@ from app.engine.minimize.passes.calls import (
     drop_keyword_args,
     drop_unused_parameters,
     replace_with_subexpression,
+    unpack_to_one_value,
 )
 from app.engine.minimize.passes.control import (
     strip_try_and_with,
@@ -58,6 +59,7 @@ PASSES: tuple[Pass, ...] = (
     # 0. dead code after the failing statement, and what the failing statement does not need
     # (these need the oracle's failing lines)
     cut_after_failure,
+    simple_failing_inputs,  # (literal inputs on the failing line first: then the line may stand alone)
     hoist_failing_statement,
     slice_failing_statement,
     # 8 (early: one or two candidates, and every later candidate that stops failing then runs
@@ -92,11 +94,11 @@ PASSES: tuple[Pass, ...] = (
     # 6. computation: a message computed from names -> what it printed
     fold_messages,
     # 6. computation
-    simple_failing_inputs,
     simple_loop_inputs,
     drop_keyword_args,
     drop_unused_parameters,
     replace_with_subexpression,
+    unpack_to_one_value,
     # 7. control flow
     unroll_loops,
     take_branches,
@@ -108,7 +110,7 @@ PASSES: tuple[Pass, ...] = (
 # The big cuts: each candidate removes a statement, a definition, a layer or a wrapper. The
 # driver runs them alone for a round before the fine passes (one candidate per expression) join.
 COARSE_PASSES: frozenset[Pass] = frozenset({
-    cut_after_failure, hoist_failing_statement, slice_failing_statement, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
+    cut_after_failure, simple_failing_inputs, hoist_failing_statement, slice_failing_statement, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
     drop_definitions, drop_submodules, classes_to_functions, instances_to_names, delete_statements, unwrap_main_guard,
     drop_decorators, inline_functions, inline_expressions, inline_factories, merge_reassignments,
     calls_to_decorators,
@@ -148,6 +150,7 @@ __all__ = [
     "slice_failing_statement",
     "strip_try_and_with",
     "take_branches",
+    "unpack_to_one_value",
     "unroll_loops",
     "unwrap_main_guard",
 ]

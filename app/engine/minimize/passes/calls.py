@@ -126,3 +126,22 @@ def _literal_element(node: ast.Subscript) -> ast.expr | None:
         element = elements[position]
         return None if isinstance(element, ast.Starred) else element
     return None
+
+
+def unpack_to_one_value(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """`q, k, v = split(qkv(x))` -> `q = k = v = x`: every target one value the expression read.
+
+    C-Reduce replaces a variable by another variable; for an unpacking that is the way to
+    shapes a person would pick (`q = k = v`), where replacing the expression by one of its parts
+    (`q, k, v = x`) only unpacks the wrong thing.
+    """
+    for node in index.nodes:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)):
+            continue
+        targets = node.targets[0].elts
+        if not targets or not all(isinstance(t, ast.Name) for t in targets):
+            continue
+        read = dict.fromkeys(n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+        for name in read:
+            names = [ast.Name(t.id, ast.Store()) for t in targets]  # type: ignore[attr-defined]
+            yield [Edit(index.number(node), ast.Assign(names, ast.Name(name, ast.Load())))]
