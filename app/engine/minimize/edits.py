@@ -48,6 +48,7 @@ class NodeIndex:
         self._uses: dict[str, list[ast.Name]] | None = None
         self._stores: dict[str, int] | None = None
         self._scope_locals: dict[int, dict[str, int]] = {}
+        self._uses_by_scope: dict[str, dict[int, list[ast.Name]]] = {}
 
     def uses(self, name: str) -> list[ast.Name]:
         """Every read of `name` in the tree (`Name` nodes in a load context), in walk order.
@@ -92,8 +93,14 @@ class NodeIndex:
         return scope
 
     def uses_in(self, name: str, scope: ast.AST) -> list[ast.Name]:
-        """The reads of `name` that see `scope`'s binding of it (not a same-named local elsewhere)."""
-        return [use for use in self.uses(name) if self.resolves_to(use) is scope]
+        """The reads of `name` that see `scope`'s binding of it (not a same-named local elsewhere).
+        Every read of `name` is resolved once, the first time any scope asks about it."""
+        if name not in self._uses_by_scope:
+            by_scope: dict[int, list[ast.Name]] = {}
+            for use in self.uses(name):
+                by_scope.setdefault(id(self.resolves_to(use)), []).append(use)
+            self._uses_by_scope[name] = by_scope
+        return self._uses_by_scope[name].get(id(scope), [])
 
     def stores_in(self, name: str, scope: ast.AST) -> int:
         """How many times `scope` itself binds `name` (targets, `def`, `class`, parameters)."""
