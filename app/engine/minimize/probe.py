@@ -13,7 +13,8 @@ evaluates that check's operands in the failing frame and prints, before the trac
 
     [scrub-check] finite,nonfinite
 
-one word per operand. It only runs after the program has already failed, never changes how it
+one word per operand (`none` for None). A one-sided check is looked through: for
+`assert torch.isfinite(p.grad).all()` the value is `p.grad`. It only runs after the program has already failed, never changes how it
 fails, and says nothing when anything goes wrong (`read_probe` then returns None: unknown).
 """
 
@@ -22,7 +23,8 @@ from __future__ import annotations
 import ast
 import re
 
-from app.engine.minimize.checks import check_operands
+from app.engine.minimize.checks import CHECK_OPERATIONS, check_operands
+from app.engine.minimize.dataflow import operation_key
 from app.engine.minimize.parsing import parse
 
 MARK = "[scrub-check]"
@@ -48,6 +50,9 @@ def _scrub_check(kind, error, tb, _h=_h, _T=_T, _F=_F, _s=_s):
             for text in _T[at.tb_lineno]:
                 value = eval(text, at.tb_frame.f_globals, at.tb_frame.f_locals)
                 finite = getattr(value, "isfinite", None)
+                if value is None:
+                    words.append("none")
+                    continue
                 if callable(finite):
                     ok = bool(finite().all())
                 elif isinstance(value, (int, float, complex)):
@@ -71,10 +76,28 @@ def check_table(tree: ast.Module) -> dict[int, list[str]]:
         if isinstance(node, (ast.Assert, ast.Expr, ast.Raise)):
             operands = check_operands(tree, node.lineno)
             if operands:
-                texts = [ast.unparse(operand) for operand in operands]
+                texts = [ast.unparse(_inspected(operand)) for operand in operands]
                 for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                     table.setdefault(line, texts)
     return table
+
+
+def _inspected(operand: ast.expr) -> ast.expr:
+    """What a one-sided check tests: `torch.isfinite(p.grad).all()` -> `p.grad` (through the
+    check's own calls, `checks.CHECK_OPERATIONS`, and `not`)."""
+    while True:
+        if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
+            operand = operand.operand
+        elif isinstance(operand, ast.Call) and isinstance(operand.func, (ast.Attribute, ast.Name)) and operation_key(
+                operand.func.attr if isinstance(operand.func, ast.Attribute) else operand.func.id) in CHECK_OPERATIONS:
+            if operand.args:
+                operand = operand.args[0]
+            elif isinstance(operand.func, ast.Attribute):
+                operand = operand.func.value
+            else:
+                return operand
+        else:
+            return operand
 
 
 def probed(source: str) -> str:

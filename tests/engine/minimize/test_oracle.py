@@ -283,3 +283,24 @@ def test_a_dynamo_error_is_placed_at_the_users_line_it_names():
     assert (original.raiser, original.site_ops) == ("", frozenset({"item"}))
     other_line = source.replace("if x.item() > 1.0:", "if x.sum() > 1.0:")
     assert not original.matches(_raised(other_line, message, line=6, user_line=4))
+
+
+def _probed_run(source: str, message: str, words: str):
+    line = max(i for i, text in enumerate(source.splitlines(), 1) if "assert" in text)
+    text = (f"[scrub-check] {words}\nTraceback (most recent call last):\n"
+            f'  File "/tmp/repro.py", line {line}, in <module>\n    {source.splitlines()[line - 1].strip()}\n'
+            f"AssertionError: {message}\n")
+    return signature_of(SimpleNamespace(output=SimpleNamespace(head=text.encode(), tail=b""), exit_code=1,
+                                        signal=None, timed_out=False), source)
+
+
+def test_a_nan_gradient_check_that_now_reads_a_missing_grad_is_another_failure():
+    """Seen in a benchmark run: `for name, p in model.named_parameters(): assert
+    torch.isfinite(p.grad).all(), f"... {name}"` shrank to `assert torch.ones(1).grad, '...'`:
+    `.grad` statically flows from every `backward()`, so only the run shows it is None."""
+    message = "non-finite gradient in value.weight"
+    original = _probed_run(MASKED, message, "nonfinite")
+    drifted = MASKED.replace("assert torch.isfinite(v.weight.grad).all()", "assert torch.ones(1).grad")
+    assert drifted != MASKED
+    assert not original.matches(_probed_run(drifted, message, "none"))
+    assert original.matches(_probed_run(MASKED, message, "nonfinite"))

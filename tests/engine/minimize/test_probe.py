@@ -48,3 +48,17 @@ def test_programs_without_a_check_or_with_future_imports_run_as_they_are():
     compile(probed(future), "repro.py", "exec")
     assert unprobed(probed(future)) == future
     assert probed("def broken(:\n") == "def broken(:\n"
+
+
+def test_a_one_sided_check_is_probed_on_what_it_tests(tmp_path):
+    grad = ("import math\nclass P:\n    grad = [float('nan')]\n"
+            "p = P()\nassert all(math.isfinite(g) for g in p.grad), 'non-finite gradient in value.weight'\n")
+    # `all(...)` is the check's own call: the probe looks through it (a generator here: no value
+    # of its own to read) -- a tensor check reads `p.grad` itself
+    from app.engine.minimize.probe import check_table
+    import ast
+    assert check_table(ast.parse("assert torch.isfinite(p.grad).all(), 'x'\n")) == {1: ["p.grad"]}
+    assert check_table(ast.parse("assert not torch.isnan(loss).any()\n")) == {1: ["loss"]}
+    none = grad.replace("assert all(math.isfinite(g) for g in p.grad)", "assert p.missing")
+    none = none.replace("class P:\n    grad = [float('nan')]\n", "class P:\n    missing = None\n")
+    assert read_probe(_run(none, tmp_path).output.text()) == ("none",)
