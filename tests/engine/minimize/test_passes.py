@@ -418,3 +418,13 @@ def test_an_unpacking_may_become_one_value_for_every_target():
     src = "q, k, v = proj(x).chunk(3)\nout = attend(q, k, v)"
     assert shrink(src, has("attend(q, k, v)"), [unpack_to_one_value]) == canon("q = k = v = proj\nout = attend(q, k, v)")
     assert shrink(src, has("attend(q, k, v)", "x"), [unpack_to_one_value]) == canon("q = k = v = x\nout = attend(q, k, v)")
+
+
+def test_a_failing_operand_inside_a_function_may_become_its_input():
+    src = ("import torch\ntok = torch.nn.Embedding(1, 1)\n@torch.compile(fullgraph=True)\ndef model(idx):\n"
+           "    if tok(idx).item() > 100.0:\n        pass\nmodel(torch.tensor([1]))\n")
+    tree = ast.parse(src)
+    index = NodeIndex(tree, failing_lines=(7, 5))
+    texts = [ast.unparse(apply_edits(tree, edits, index)) for edits in simple_failing_inputs(tree, index)]
+    assert canon("import torch\n@torch.compile(fullgraph=True)\ndef model(idx):\n    if idx.item() > 100.0:\n"
+                 "        pass\nmodel(torch.ones(1))\n") in texts

@@ -37,6 +37,28 @@ def simple_failing_inputs(tree: ast.Module, index: NodeIndex) -> Iterator[list[E
         for operand in _operands_on_line(tree, line):
             if isinstance(operand, (ast.Name, ast.Attribute, ast.Subscript)) or _computed(operand):
                 yield from _feed(tree, index, operand)
+                yield from _through_parameter(tree, index, operand)
+
+
+def _through_parameter(tree: ast.Module, index: NodeIndex, operand: ast.expr) -> Iterator[list[Edit]]:
+    """A computed operand inside a function called once -> the function's first parameter,
+    fed a simple input where it is called: `if tok(idx).item() > 1` in a compiled `model(idx)`
+    becomes `if idx.item() > 1` with `model(torch.ones(1))` (a value made inside the compiled
+    function is not the data-dependent input the bug needs)."""
+    function = index.scope(operand)
+    if not isinstance(function, ast.FunctionDef) or isinstance(operand, ast.Name) or not function.args.args:
+        return
+    parameter = function.args.args[0].arg
+    owner = index.scope(function)
+    calls = [use for use in index.uses_in(function.name, owner)
+             if isinstance(call := index.parent(use), ast.Call) and call.func is use and call.args]
+    if len(calls) != 1 or index.stores_in(function.name, owner) != 1 or parameter == "self":
+        return
+    argument = index.parent(calls[0]).args[0]  # type: ignore[union-attr]
+    dead = dead_statements(tree, [operand, argument], index)
+    for value in SIMPLE_INPUTS:
+        yield [Edit(index.number(operand), ast.Name(parameter, ast.Load())), Edit(index.number(argument), value),
+               *(Edit(index.number(s)) for s in dead)]
 
 
 def _computed(operand: ast.expr) -> bool:
