@@ -162,13 +162,21 @@ def check_operands(tree: ast.Module, line: int) -> list[ast.expr] | None:
     if not statements:
         return None
     statement = max(statements, key=lambda node: node.lineno)  # the innermost one
+    if isinstance(statement, ast.Raise):
+        guard = next((node for node in ast.walk(tree) if isinstance(node, ast.If) and statement in node.body), None)
+        return statement_operands(guard) if guard is not None else None
+    return statement_operands(statement)
+
+
+def statement_operands(statement: ast.AST) -> list[ast.expr] | None:
+    """The operands `statement` compares if it is a check (an `if` guarding a raise: its
+    test's), else None."""
     if isinstance(statement, ast.Assert):
         return _operands(statement.test)
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and _is_check_call(statement.value):
         return _operands(statement.value)
-    if isinstance(statement, ast.Raise):
-        guard = next((node for node in ast.walk(tree) if isinstance(node, ast.If) and statement in node.body), None)
-        return _operands(guard.test) if guard is not None else None
+    if isinstance(statement, ast.If) and any(isinstance(s, ast.Raise) for s in statement.body):
+        return _operands(statement.test)
     return None
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import re
 
-from app.engine.minimize.checks import CHECK_OPERATIONS, check_operands
+from app.engine.minimize.checks import CHECK_OPERATIONS, statement_operands
 from app.engine.minimize.dataflow import operation_key
 from app.engine.minimize.parsing import parse
 
@@ -72,12 +72,15 @@ _s.excepthook = _scrub_check
 def check_table(tree: ast.Module) -> dict[int, list[str]]:
     """Every line of every check in the program -> its operands' source text."""
     table: dict[int, list[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assert, ast.Expr, ast.Raise)):
-            operands = check_operands(tree, node.lineno)
-            if operands:
-                texts = [ast.unparse(_inspected(operand)) for operand in operands]
-                for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+    for node in ast.walk(tree):  # one walk: a candidate of any size is probed in linear time
+        operands, spans = statement_operands(node), [node]
+        if isinstance(node, ast.If):
+            raises = [s for s in node.body if isinstance(s, ast.Raise)]
+            operands, spans = (statement_operands(node), raises) if raises else (None, [])
+        if operands:
+            texts = [ast.unparse(_inspected(operand)) for operand in operands]
+            for span in spans:
+                for line in range(span.lineno, (span.end_lineno or span.lineno) + 1):
                     table.setdefault(line, texts)
     return table
 
