@@ -105,7 +105,7 @@ def test_a_program_over_the_size_limit_is_refused_before_a_sandbox_starts(tmp_pa
     repro = tmp_path / "huge.py"
     repro.write_text("x = 1\n" * (MAX_SOURCE_BYTES // 6 + 10))
     result = CliRunner().invoke(app, ["minimize", str(repro)])
-    assert result.exit_code == 2 and "the minimizer takes programs up to 1.0 MB" in " ".join(result.stderr.split())
+    assert result.exit_code == 2 and "the minimizer takes programs up to 0.5 MB" in " ".join(result.stderr.split())
     assert result.stderr.count("error:") == 1 and "Traceback" not in result.output
 
 

@@ -34,9 +34,10 @@ class CouldNotMinimize(ValueError):
 
 
 # The largest program the minimizer takes. Passes are near-linear, but every candidate is
-# unparsed and tokenized whole: at this size that is ~0.1 s a candidate, so a budget still
-# holds within a second or two. A repro past it is a whole project pasted in, or generated.
-MAX_SOURCE_BYTES = 1_000_000
+# unparsed, tokenized, probed and analysed whole: ~0.4 s a candidate at 5,000 lines (0.1 MB)
+# on a loaded 2-core machine, ~2 s at this size: the budget, checked between candidates,
+# holds within a few seconds. A repro past it is a whole project pasted in, or generated.
+MAX_SOURCE_BYTES = 500_000
 
 
 class TooLarge(CouldNotMinimize):
