@@ -68,9 +68,13 @@ OPERATORS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.MatMult: "matm
 
 def operator_operation(node: ast.AST) -> str | None:
     """The operators that count as operations of a computation: `q @ k` is a matmul, `-x` (of
-    something computed, not a literal) a negation. `+ - * /` are everywhere and tell nothing."""
+    something computed, not a literal) a negation, `a - b` of two computed values a
+    subtraction. `+ * /` are everywhere and tell nothing."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
         return "matmul"
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)
+            and not isinstance(node.left, ast.Constant) and not isinstance(node.right, ast.Constant)):
+        return "sub"  # `x - x.mean()`: centring, what a LayerNorm by hand is made of
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not isinstance(node.operand, ast.Constant):
         return "neg"
     return None
@@ -78,7 +82,7 @@ def operator_operation(node: ast.AST) -> str | None:
 
 # A library operation and the primitives a hand-written version of it is made of (keys as
 # `dataflow.operation_key`; module and functional forms are one key, `batchnorm2d` is `batchnorm`).
-_NORM = frozenset({"mean", "var", "std", "varmean", "stdmean", "sqrt", "rsqrt", "pow", "square", "sum"})
+_NORM = frozenset({"mean", "var", "std", "varmean", "stdmean", "sqrt", "rsqrt", "pow", "square", "sum", "sub"})
 DECOMPOSITIONS: dict[str, frozenset[str]] = {
     "layernorm": _NORM, "groupnorm": _NORM, "batchnorm": _NORM, "instancenorm": _NORM,
     "rmsnorm": frozenset({"pow", "square", "mean", "rsqrt", "sqrt", "norm", "sum"}),

@@ -199,8 +199,11 @@ def _message_block(text: str) -> str:
 
 
 def failing_lines(text: str, filename: str = REPRO_FILE) -> tuple[int, ...]:
-    """Line numbers of the program's own frames in the last traceback, outermost first."""
-    return tuple(frame.line for frame in traceback_frames(text) if _is_repro(frame.path, filename))
+    """Line numbers of the program's own frames in the last traceback, outermost first; the
+    line a Dynamo error names in its message ("from user code:") is the innermost."""
+    lines = tuple(frame.line for frame in traceback_frames(text) if _is_repro(frame.path, filename))
+    _, blamed = failing_site(text, filename)
+    return lines + (blamed,) if blamed is not None and (not lines or lines[-1] != blamed) else lines
 
 
 def _is_repro(path: str, filename: str = REPRO_FILE) -> bool:

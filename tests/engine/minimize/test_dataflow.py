@@ -45,7 +45,7 @@ def _line_of(source: str, text: str) -> int:
 def test_operations_follow_assignments_parameters_calls_and_classes():
     actual, expected = assert_operations(ORIGINAL, _line_of(ORIGINAL, "assert"))
     # `actual = model(x)`: the parameter `model` <- `Model()` -> `forward` returns `buggy_norm(x)`
-    assert actual == {"mean", "var", "sqrt"}
+    assert actual == {"sub", "mean", "var", "sqrt"}  # `x - mean`: two computed values subtracted
     assert expected == {"layernorm"}  # keyed like `nn.LayerNorm`: one op, two spellings
 
 

@@ -230,12 +230,14 @@ def test_a_layer_norm_whose_variance_is_dropped_is_another_bug():
     `allclose(x.mean(), nn.LayerNorm([1])(x))`: each side kept one operation of its own, the
     old rule was met, and the variance (the bug: the unbiased estimator) was gone."""
     original = _signature(LAYERNORM)
-    assert original.pairs == {("layernorm", frozenset({"mean", "var", "sqrt"})), ("gelu", frozenset({"tanh"}))}
+    assert original.pairs == {("layernorm", frozenset({"sub", "mean", "var", "sqrt"})), ("gelu", frozenset({"tanh"}))}
     drifted = "import torch\nimport torch.nn as nn\nx = torch.randn([1])\nassert torch.allclose(x.mean(), nn.LayerNorm([1])(x))\n"
     assert not original.matches(_signature(drifted))
     no_sqrt = "import torch\nimport torch.nn.functional as F\nx = torch.randn(4)\n" \
               "assert torch.allclose((x - x.mean()) / x.var(), F.layer_norm(x, [4]))\n"
     assert not original.matches(_signature(no_sqrt))
+    uncentred = no_sqrt.replace("(x - x.mean()) / x.var()", "x.mean() / x.var().sqrt()")  # a benchmark run's
+    assert not original.matches(_signature(uncentred))
     # what a person writes: the GELU tail gone from both sides at once, the norm whole
     hand = "import torch\nimport torch.nn.functional as F\nx = torch.randn(4)\n" \
            "assert torch.allclose((x - x.mean()) / x.var().sqrt(), F.layer_norm(x, [4]))\n"
@@ -304,3 +306,13 @@ def test_a_nan_gradient_check_that_now_reads_a_missing_grad_is_another_failure()
     assert drifted != MASKED
     assert not original.matches(_probed_run(drifted, message, "none"))
     assert original.matches(_probed_run(MASKED, message, "nonfinite"))
+
+
+def test_the_line_a_dynamo_error_names_is_the_innermost_failing_line():
+    from app.engine.minimize.oracle import failing_lines
+
+    text = ('Traceback (most recent call last):\n  File "/tmp/repro.py", line 9, in <module>\n    f(x)\n'
+            '  File "/x/site-packages/torch/_dynamo/eval_frame.py", line 1177, in compile_wrapper\n    raise e\n'
+            "torch._dynamo.exc.UserError: Could not guard on data-dependent expression\n\n"
+            'from user code:\n   File "/tmp/repro.py", line 4, in f\n    if x.item() > 1.0:\n')
+    assert failing_lines(text) == (9, 4)

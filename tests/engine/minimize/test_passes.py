@@ -10,6 +10,7 @@ from app.engine.minimize.passes import (
     classes_to_functions,
     delete_statements,
     drop_decorators,
+    bypass_layers,
     drop_definitions,
     drop_elements,
     drop_keyword_args,
@@ -428,3 +429,14 @@ def test_a_failing_operand_inside_a_function_may_become_its_input():
     texts = [ast.unparse(apply_edits(tree, edits, index)) for edits in simple_failing_inputs(tree, index)]
     assert canon("import torch\n@torch.compile(fullgraph=True)\ndef model(idx):\n    if idx.item() > 100.0:\n"
                  "        pass\nmodel(torch.ones(1))\n") in texts
+
+
+def test_a_layer_called_in_the_middle_of_an_expression_is_skipped_whole():
+    src = ("class Pool(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+           "        self.key = nn.Linear(d, d)\n        self.value = nn.Linear(d, d)\n"
+           "    def forward(self, x):\n        return softmax(self.key(x)) * self.value(x)\n"
+           "tok = nn.Embedding(4, 2)\nout = Pool(2)(tok(idx))\n")
+    result = shrink(src, has("softmax(", "self.value(x)"), [bypass_layers])
+    assert result == canon("class Pool(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+                           "        self.value = nn.Linear(d, d)\n    def forward(self, x):\n"
+                           "        return softmax(x) * self.value(x)\nout = Pool(2)(idx)\n")

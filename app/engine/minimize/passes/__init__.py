@@ -36,6 +36,7 @@ from app.engine.minimize.passes.inline import (
 from app.engine.minimize.passes.inputs import simple_failing_inputs, simple_loop_inputs
 from app.engine.minimize.passes.literals import fold_messages, remove_device_dtype, shrink_int_literals
 from app.engine.minimize.passes.modules import (
+    bypass_layers,
     classes_to_functions,
     drop_elements,
     drop_submodules,
@@ -72,6 +73,7 @@ PASSES: tuple[Pass, ...] = (
     # 2. definitions nobody uses, model layers off the failing path (few candidates, big cuts)
     drop_definitions,
     drop_submodules,
+    bypass_layers,
     # 3. a class -> a function: big, and a few candidates (before ddmin sweeps the bodies)
     classes_to_functions,
     instances_to_names,
@@ -111,7 +113,7 @@ PASSES: tuple[Pass, ...] = (
 # driver runs them alone for a round before the fine passes (one candidate per expression) join.
 COARSE_PASSES: frozenset[Pass] = frozenset({
     cut_after_failure, simple_failing_inputs, hoist_failing_statement, slice_failing_statement, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
-    drop_definitions, drop_submodules, classes_to_functions, instances_to_names, delete_statements, unwrap_main_guard,
+    drop_definitions, drop_submodules, bypass_layers, classes_to_functions, instances_to_names, delete_statements, unwrap_main_guard,
     drop_decorators, inline_functions, inline_expressions, inline_factories, merge_reassignments,
     calls_to_decorators,
 })
@@ -120,6 +122,7 @@ __all__ = [
     "COARSE_PASSES",
     "PASSES",
     "Pass",
+    "bypass_layers",
     "calls_to_decorators",
     "classes_to_functions",
     "cut_after_failure",

@@ -126,3 +126,44 @@ def _self_only_as_attribute(method: ast.FunctionDef) -> bool:
 
 def _self_attribute(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def bypass_layers(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
+    """A layer skipped: every `self.key(x)` becomes `x` and `self.key = nn.Linear(...)` goes.
+
+    `drop_submodules` deletes the statements that use a layer, which breaks a forward that
+    uses it in the middle of an expression; a person makes the layer the identity instead.
+    Also for a name bound to a constructed object (`tok = nn.Embedding(4, 2)`; `tok(idx)`).
+    Only layers always called with one positional argument.
+    """
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        assigned: dict[str, list[ast.stmt]] = {}
+        loads: dict[str, list[ast.Attribute]] = {}
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_attribute(node.targets[0]):
+                assigned.setdefault(node.targets[0].attr, []).append(node)  # type: ignore[attr-defined]
+            elif _self_attribute(node) and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                loads.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
+        for attr, [statement] in ((a, s) for a, s in assigned.items() if len(s) == 1):
+            edits = _bypassed(index, statement, loads.get(attr, []))
+            if edits:
+                yield edits
+    for statement in (n for n in index.nodes if isinstance(n, ast.Assign)):
+        target = statement.targets[0] if len(statement.targets) == 1 else None
+        if isinstance(target, ast.Name) and isinstance(statement.value, ast.Call) \
+                and index.stores_in(target.id, index.scope(statement)) == 1:
+            edits = _bypassed(index, statement, index.uses_in(target.id, index.scope(statement)))
+            if edits:
+                yield edits
+
+
+def _bypassed(index: NodeIndex, statement: ast.stmt, loads: list[ast.expr]) -> list[Edit] | None:
+    constructed = statement.value  # type: ignore[attr-defined]
+    name = constructed.func.attr if isinstance(constructed.func, ast.Attribute) else getattr(constructed.func, "id", "")
+    if not loads or not name[:1].isupper():  # a constructed object (`nn.Linear(...)`), not a call's result
+        return None
+    calls = [index.parent(load) for load in loads]
+    if not all(isinstance(call, ast.Call) and call.func is load and len(call.args) == 1 and not call.keywords
+               and not isinstance(call.args[0], ast.Starred) for call, load in zip(calls, loads)):
+        return None
+    return [Edit(index.number(statement)), *(Edit(index.number(call), call.args[0]) for call in calls)]  # type: ignore[union-attr]
