@@ -25,6 +25,7 @@ consecutive rounds make no progress (the seed's rule; the program is then at a f
 from __future__ import annotations
 
 import ast
+import logging
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import (
@@ -48,6 +49,7 @@ from app.engine.minimize.problem import (
 )
 from app.engine.minimize.size import code_lines, size_key, tidy
 
+log = logging.getLogger(__name__)
 TARGET_LINES = 20
 COARSE_ROUNDS = 1
 
@@ -195,9 +197,20 @@ class _Candidate:
 
 
 def _numbered(groups: Iterator[list[Edit]], start: int) -> Iterator[tuple[int, list[Edit]]]:
-    for position, group in enumerate(groups):
+    """The pass's candidates from `start` on. A pass that raises ends its sweep (logged): one
+    pass's bug on an odd program must not lose the whole minimization."""
+    position = 0
+    while True:
+        try:
+            group = next(groups)
+        except StopIteration:
+            return
+        except Exception:  # noqa: BLE001 - any bug of a pass, on any input
+            log.exception("a minimizer pass failed on this program; its sweep ends here")
+            return
         if position >= start:
             yield position, group
+        position += 1
 
 
 def _sweep(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,

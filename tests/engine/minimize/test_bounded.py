@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import ast
 import sys
+from pathlib import Path
 from collections.abc import Iterator
 
 import pytest
 
 from app.engine.minimize import CouldNotMinimize, minimize
-from app.engine.minimize.edits import NodeIndex
+from app.engine.minimize.edits import NodeIndex, apply_edits
 from app.engine.minimize.oracle import DEADLINE_GRACE_S, SignatureOracle
 from app.engine.minimize.passes import PASSES
 from app.engine.minimize.problem import MAX_SOURCE_BYTES, TooLarge, check_size
@@ -135,3 +136,18 @@ def test_a_candidate_still_running_at_the_deadline_is_cut_short():
     now[0] = 9.9
     oracle(["late"])
     assert timeouts == [60, 2.0, DEADLINE_GRACE_S]
+
+
+CASES = Path(__file__).resolve().parents[3] / "benchmarks" / "minimize" / "cases"
+
+
+def test_every_pass_runs_on_every_benchmark_case_without_raising():
+    # a pass raised AttributeError on `self.eps = reference.norm.eps` (not a call) in a
+    # benchmark run; the driver now survives that, but a pass should not do it
+    for case in sorted(CASES.glob("*.py")):
+        source = case.read_text()
+        tree = ast.parse(source)
+        index = NodeIndex(tree, failing_lines=(len(source.splitlines()) - 2,), failing_message="x")
+        for pass_ in PASSES:
+            for _, edits in zip(range(30), pass_(tree, index)):
+                apply_edits(tree, edits, index)

@@ -294,3 +294,13 @@ def test_coarse_passes_run_alone_first_then_order_follows_gain_per_second():
     assert calls[0] == "coarse"  # the seed order says `fine` first; the big cuts go first
     assert result.source == "keep()\n" and result.gains == {"fine": 0, "coarse": 8}
     assert yield_rate(90, 1.3) > yield_rate(250, 16.0) > yield_rate(0, 0.1) == 0.0
+
+
+def test_a_pass_that_raises_ends_its_sweep_not_the_minimization():
+    def broken(tree, index):
+        """Propose one candidate, then fail."""
+        yield from delete_statements(tree, index)
+        raise AttributeError("'Attribute' object has no attribute 'func'")
+
+    result = minimize("a()\nb()\nkeep()\n", batch(lambda s: "keep()" in s), passes=[broken, delete_statements])
+    assert result.source == "keep()\n"

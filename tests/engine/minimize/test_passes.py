@@ -440,3 +440,9 @@ def test_a_layer_called_in_the_middle_of_an_expression_is_skipped_whole():
     assert result == canon("class Pool(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
                            "        self.value = nn.Linear(d, d)\n    def forward(self, x):\n"
                            "        return softmax(x) * self.value(x)\nout = Pool(2)(idx)\n")
+
+
+def test_an_attribute_that_is_not_a_constructed_layer_is_not_bypassed():
+    src = "class Fused(nn.Module):\n    def __init__(self, ref):\n        self.eps = ref.eps\n    def forward(self, x):\n        return self.eps(x)\n"
+    tree = ast.parse(src)
+    assert list(bypass_layers(tree, NodeIndex(tree))) == []

@@ -159,6 +159,8 @@ def bypass_layers(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
 
 def _bypassed(index: NodeIndex, statement: ast.stmt, loads: list[ast.expr]) -> list[Edit] | None:
     constructed = statement.value  # type: ignore[attr-defined]
+    if not isinstance(constructed, ast.Call):  # `self.eps = reference.eps`
+        return None
     name = constructed.func.attr if isinstance(constructed.func, ast.Attribute) else getattr(constructed.func, "id", "")
     if not loads or not name[:1].isupper():  # a constructed object (`nn.Linear(...)`), not a call's result
         return None
