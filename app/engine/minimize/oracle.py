@@ -35,7 +35,13 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Any, Literal
 
-from app.engine.minimize.checks import CHECK_OPERATIONS, Pair, computing, keeps_pairs, value_meanings
+from app.engine.minimize.checks import (
+    CHECK_OPERATIONS,
+    Pair,
+    computing,
+    keeps_pairs,
+    value_meanings,
+)
 from app.engine.minimize.dataflow import Operations, check_dataflow, operation_key
 from app.engine.minimize.probe import probed, read_probe
 from app.engine.minimize.sites import failing_site, site_operations

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import ast
 import sys
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 

@@ -8,8 +8,8 @@ import ast
 import gc
 import sys
 import threading
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 

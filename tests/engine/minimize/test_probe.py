@@ -18,7 +18,7 @@ NAN = BIASED.replace("x = [1.0, 2.0, 4.0]", "x = [1.0]").replace("math.sqrt(", "
 
 def _run(source: str, folder) -> ProcessResult:
     (folder / "repro.py").write_text(probed(source))
-    done = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, timeout=60)
+    done = subprocess.run([sys.executable, "repro.py"], check=False, cwd=folder, capture_output=True, timeout=60)
     output = done.stdout + done.stderr
     return ProcessResult(done.returncode, None, False, 0.0, CapturedOutput(head=output, total_bytes=len(output)), "cold")
 
@@ -55,8 +55,9 @@ def test_a_one_sided_check_is_probed_on_what_it_tests(tmp_path):
             "p = P()\nassert all(math.isfinite(g) for g in p.grad), 'non-finite gradient in value.weight'\n")
     # `all(...)` is the check's own call: the probe looks through it (a generator here: no value
     # of its own to read) -- a tensor check reads `p.grad` itself
-    from app.engine.minimize.probe import check_table
     import ast
+
+    from app.engine.minimize.probe import check_table
     assert check_table(ast.parse("assert torch.isfinite(p.grad).all(), 'x'\n")) == {1: ["p.grad"]}
     assert check_table(ast.parse("assert not torch.isnan(loss).any()\n")) == {1: ["loss"]}
     none = grad.replace("assert all(math.isfinite(g) for g in p.grad)", "assert p.missing")

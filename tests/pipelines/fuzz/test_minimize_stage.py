@@ -65,7 +65,7 @@ class LocalRunner:
         self.sources.append(source)
         (self.folder / "repro.py").write_text(source)
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "repro.py"], cwd=self.folder, capture_output=True,
+        done = subprocess.run([sys.executable, "repro.py"], check=False, cwd=self.folder, capture_output=True,
                               timeout=max(timeout_s, 30))
         output = done.stdout + done.stderr
         return ProcessResult(done.returncode, None, False, time.monotonic() - started,

@@ -34,7 +34,11 @@ from app.engine.minimize.passes.inline import (
     unwrap_main_guard,
 )
 from app.engine.minimize.passes.inputs import simple_failing_inputs, simple_loop_inputs
-from app.engine.minimize.passes.literals import fold_messages, remove_device_dtype, shrink_int_literals
+from app.engine.minimize.passes.literals import (
+    fold_messages,
+    remove_device_dtype,
+    shrink_int_literals,
+)
 from app.engine.minimize.passes.modules import (
     bypass_layers,
     classes_to_functions,
@@ -47,7 +51,10 @@ from app.engine.minimize.passes.setup import (
     remove_setup,
     remove_unused_imports,
 )
-from app.engine.minimize.passes.slicing import hoist_failing_statement, slice_failing_statement
+from app.engine.minimize.passes.slicing import (
+    hoist_failing_statement,
+    slice_failing_statement,
+)
 from app.engine.minimize.passes.statements import (
     cut_after_failure,
     delete_statements,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import copy
 from collections.abc import Iterator
+from itertools import pairwise
 
 from app.engine.minimize.edits import Edit, NodeIndex
 from app.engine.minimize.passes._ast import blocks, parameter_defaults
@@ -215,7 +216,7 @@ def merge_reassignments(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edi
     `model = torch.compile(model)`): `inline_variables` cannot see that, the name is bound twice.
     """
     for body in blocks(tree):
-        for first, second in zip(body, body[1:]):
+        for first, second in pairwise(body):
             name = _assigned_name(first)
             if name is None or _assigned_name(second) != name:
                 continue

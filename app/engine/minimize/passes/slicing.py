@@ -56,9 +56,9 @@ def slice_failing_statement(tree: ast.Module, index: NodeIndex) -> Iterator[list
 def _statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
     found = None
     for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
-            if found is None or node.lineno >= found.lineno:
-                found = node
+        if (isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno)
+                and (found is None or node.lineno >= found.lineno)):
+            found = node
     return found
 
 

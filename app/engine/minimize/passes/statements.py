@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex, delete
-from app.engine.minimize.passes._ast import blocks, chunks, name_uses, outermost
+from app.engine.minimize.passes._ast import blocks, chunks, outermost
 
 
 def cut_after_failure(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
