@@ -446,3 +446,9 @@ def test_an_attribute_that_is_not_a_constructed_layer_is_not_bypassed():
     src = "class Fused(nn.Module):\n    def __init__(self, ref):\n        self.eps = ref.eps\n    def forward(self, x):\n        return self.eps(x)\n"
     tree = ast.parse(src)
     assert list(bypass_layers(tree, NodeIndex(tree))) == []
+
+
+def test_a_list_built_then_unpacked_into_one_call_collapses():
+    src = "layers = []\nlayers += [nn.Linear(1, torch.tensor([1]))]\nloss = nn.Sequential(*layers)(x)\n"
+    result = shrink(src, has("nn.Linear(1, ", ")(x)"), [merge_reassignments, inline_variables, replace_with_subexpression])
+    assert result == canon("loss = nn.Linear(1, 1)(x)"), result

@@ -92,6 +92,14 @@ def subtree_sizes(index: NodeIndex) -> dict[int, int]:
 
 
 def _parts(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.Call) and any(isinstance(a, ast.Starred) and isinstance(a.value, (ast.List, ast.Tuple))
+                                          for a in node.args):
+        # `nn.Sequential(*[block])` -> `nn.Sequential(block)`: a display unpacked in place
+        spliced = [e for a in node.args for e in (a.value.elts if isinstance(a, ast.Starred)  # type: ignore[attr-defined]
+                   and isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
+        return [ast.Call(node.func, spliced, node.keywords), *_parts(ast.Call(node.func, spliced, node.keywords))]
+    if _literal_tensor(node):
+        return [node.args[0].elts[0] if isinstance(node.args[0], ast.List) else node.args[0]]  # type: ignore[attr-defined]
     if isinstance(node, ast.Call):
         receiver = [node.func.value] if isinstance(node.func, ast.Attribute) else []
         arguments = [a for a in node.args if not isinstance(a, ast.Starred)]
@@ -114,6 +122,18 @@ def _parts(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and not isinstance(node.value, ast.Name):
         return [node.value]
     return []
+
+
+def _literal_tensor(node: ast.expr) -> bool:
+    """`torch.tensor([1])`, `torch.tensor(2.0)`: a one-value tensor, which may become the number
+    (`nn.Linear(1, torch.tensor([1]))` -> `nn.Linear(1, 1)`)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "tensor"
+            and len(node.args) == 1 and not node.keywords):
+        return False
+    value = node.args[0]
+    if isinstance(value, ast.List) and len(value.elts) == 1:
+        value = value.elts[0]
+    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float))
 
 
 def _literal_element(node: ast.Subscript) -> ast.expr | None:

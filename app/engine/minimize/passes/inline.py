@@ -210,7 +210,7 @@ def _inline(definition: ast.FunctionDef, call: ast.Call, statement: ast.AST) -> 
 
 
 def merge_reassignments(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
-    """`x = a` directly followed by `x = f(x)`: one statement, `x = f(a)`.
+    """`x = a` directly followed by `x = f(x)` (or `x += b`): one statement, `x = f(a)`.
 
     The first binding's only reader is the statement that replaces it (`model = forward` then
     `model = torch.compile(model)`): `inline_variables` cannot see that, the name is bound twice.
@@ -218,7 +218,14 @@ def merge_reassignments(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edi
     for body in blocks(tree):
         for first, second in pairwise(body):
             name = _assigned_name(first)
-            if name is None or _assigned_name(second) != name:
+            if name is None:
+                continue
+            if isinstance(second, ast.AugAssign) and isinstance(second.target, ast.Name) and second.target.id == name:
+                # `layers = []` then `layers += [block]` -> `layers = [] + [block]`
+                merged = ast.Assign([ast.Name(name, ast.Store())], ast.BinOp(first.value, second.op, second.value))  # type: ignore[attr-defined]
+                yield [Edit(index.number(first)), Edit(index.number(second), merged)]
+                continue
+            if _assigned_name(second) != name:
                 continue
             reads = [n for n in ast.walk(second.value) if isinstance(n, ast.Name) and n.id == name]  # type: ignore[attr-defined]
             if len(reads) == 1 and not any(isinstance(n, (ast.Lambda, ast.comprehension))

@@ -14,6 +14,7 @@ import copy
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
+from app.engine.minimize.checks import check_operands
 from app.engine.minimize.parsing import parse
 from app.engine.minimize.passes._ast import blocks, outermost
 
@@ -34,6 +35,8 @@ def simple_failing_inputs(tree: ast.Module, index: NodeIndex) -> Iterator[list[E
     if not _imports_torch(tree):
         return  # the inputs are spelled `torch.*`
     for line in reversed(index.failing_lines):  # innermost frame first
+        if _at_a_check(tree, line):
+            continue  # a check's sides replaced by constants lose what it compares: never kept
         for operand in _operands_on_line(tree, line):
             if isinstance(operand, (ast.Name, ast.Attribute, ast.Subscript)) or _computed(operand):
                 yield from _feed(tree, index, operand)
@@ -59,6 +62,10 @@ def _through_parameter(tree: ast.Module, index: NodeIndex, operand: ast.expr) ->
     for value in SIMPLE_INPUTS:
         yield [Edit(index.number(operand), ast.Name(parameter, ast.Load())), Edit(index.number(argument), value),
                *(Edit(index.number(s)) for s in dead)]
+
+
+def _at_a_check(tree: ast.Module, line: int) -> bool:
+    return check_operands(tree, line) is not None
 
 
 def _computed(operand: ast.expr) -> bool:
