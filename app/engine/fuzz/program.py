@@ -3,8 +3,7 @@ tolerances it compares with, whether it compiles.
 
 Device: a program names its device with a top-level constant (`DEVICE = "cuda"`, or
 `device = ...`) or `torch.set_default_device("cuda")`; `on_device` rewrites that one place,
-in place (never moved: a default-device call needs the `import torch` above it), so the same
-program runs per device. A program with neither runs the same everywhere
+so the same program runs per device. A program with neither runs the same everywhere
 (`device_of` is None) and is treated as device-independent.
 """
 
@@ -60,6 +59,29 @@ def on_device(source: str, device: str) -> str:
             lines[row] = line[:target.col_offset] + repr(device) + line[target.end_col_offset:]
             return "".join(lines)
     return source
+
+
+def split_device(source: str) -> tuple[str, str]:
+    """(the statement naming the device, the rest of the program); ("", source) without one.
+
+    The minimizer works on the rest and every candidate runs with the statement in front: it
+    can drop the device from the calls when the bug does not need it, but never inline it away
+    while the bug does."""
+    lines = source.splitlines(keepends=True)
+    for node in ast.parse(source).body:
+        if _device_assignment(node) or _default_device_call(node):
+            start, end = node.lineno - 1, node.end_lineno or node.lineno
+            return "".join(lines[start:end]).rstrip("\n") + "\n", "".join(lines[:start] + lines[end:])
+    return "", source
+
+
+def needs_device(prologue: str, rest: str) -> bool:
+    """Whether the rest still uses the device the prologue names (a default-device call always does)."""
+    node = ast.parse(prologue).body[0]
+    if not _device_assignment(node):
+        return True
+    name = node.targets[0].id  # type: ignore[attr-defined]
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(ast.parse(rest)))
 
 
 def operations(source: str) -> list[str]:

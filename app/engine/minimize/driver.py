@@ -17,9 +17,10 @@ was measured too: their later rounds cost ~10 s on compile_graph_break for 4 lin
 Passes are reordered after each round by the tokens they removed per candidate they asked
 about (Hypothesis' `fixate_shrink_passes` idea, made cost-aware: a pass that removes 90 tokens
 in 9 candidates goes before one removing 250 in 190), ties (passes that never removed
-anything) kept in the seed's order. Calls, not seconds: the order must not depend on load. Minimization stops when two
-consecutive rounds make no progress (the seed's rule; the program is then at a fixpoint, so the
-"~20 lines" target is reported, not enforced) or when the time budget runs out.
+anything) kept in the seed's order. Calls, not seconds: the order must not depend on load.
+Minimization stops when two consecutive rounds make no progress (the seed's rule; the program is
+then at a fixpoint, so the "~20 lines" target is reported, not enforced) or when the time
+budget runs out.
 """
 
 from __future__ import annotations

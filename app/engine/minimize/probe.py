@@ -6,9 +6,9 @@ cannot see: `(x - x.mean()) / x.var().sqrt()` on a one-element `x` is NaN (an un
 of one value), so a LayerNorm parity check that failed by a few percent now fails because one
 side is NaN. A person would not call that the same bug.
 
-So every run the minimizer judges is the program with a probe in front (`probed`), on its
-first line (line numbers stay the same): an exception hook that, when the program dies at one
-of its checks (`checks.check_operands`: `assert`, `assert_close(...)`, `if ...: raise`),
+So every run the minimizer judges is the program with a probe (`probed`), added to the line
+of its last leading import (line numbers stay the same, and the imports stay first): an
+exception hook that, when the program dies at one of its checks (`checks.check_operands`: `assert`, `assert_close(...)`, `if ...: raise`),
 evaluates that check's operands in the failing frame and prints, before the traceback,
 
     [scrub-check] finite,nonfinite
@@ -34,20 +34,21 @@ _TRACEBACK = "Traceback (most recent call last):"
 # Runs in the program's process. `_T`: line -> the operands' source text; `_F`: the program's
 # file name, as its frames report it (the probe is exec'd from the program's first line).
 _HOOK = """
-import sys as _s
+import sys as _s, linecache as _l
 _F = _s._getframe(1).f_code.co_filename
 _T = %r
 _h = _s.excepthook
-def _scrub_check(kind, error, tb, _h=_h, _T=_T, _F=_F, _s=_s):
+def _scrub_check(kind, error, tb, _h=_h, _T=_T, _F=_F, _s=_s, _l=_l):
     try:
         at, frame = None, tb
         while frame is not None:
             if frame.tb_frame.f_code.co_filename == _F:
                 at = frame
             frame = frame.tb_next
-        if at is not None and at.tb_lineno in _T:
+        line = _l.getline(_F, at.tb_lineno).strip() if at is not None else ""
+        if line in _T:
             words = []
-            for text in _T[at.tb_lineno]:
+            for text in _T[line]:
                 value = eval(text, at.tb_frame.f_globals, at.tb_frame.f_locals)
                 finite = getattr(value, "isfinite", None)
                 if value is None:
@@ -68,10 +69,14 @@ def _scrub_check(kind, error, tb, _h=_h, _T=_T, _F=_F, _s=_s):
 _s.excepthook = _scrub_check
 """
 
+def check_table(tree: ast.Module, source: str) -> dict[str, list[str]]:
+    """Every line of every check in the program (its text, stripped) -> its operands' source.
 
-def check_table(tree: ast.Module) -> dict[int, list[str]]:
-    """Every line of every check in the program -> its operands' source text."""
-    table: dict[int, list[str]] = {}
+    Keyed by text, not number: a caller may still insert lines before the program's own (the
+    fuzz job puts a device statement after the imports) and the probe must find its checks.
+    """
+    lines = source.splitlines()
+    table: dict[str, list[str]] = {}
     for node in ast.walk(tree):  # one walk: a candidate of any size is probed in linear time
         operands, spans = statement_operands(node), [node]
         if isinstance(node, ast.If):
@@ -81,7 +86,8 @@ def check_table(tree: ast.Module) -> dict[int, list[str]]:
             texts = [ast.unparse(_inspected(operand)) for operand in operands]
             for span in spans:
                 for line in range(span.lineno, (span.end_lineno or span.lineno) + 1):
-                    table.setdefault(line, texts)
+                    if 0 < line <= len(lines) and lines[line - 1].strip():
+                        table.setdefault(lines[line - 1].strip(), texts)
     return table
 
 
@@ -104,28 +110,31 @@ def _inspected(operand: ast.expr) -> ast.expr:
 
 
 def probed(source: str) -> str:
-    """`source` with the probe on its first line (after a `__future__` import if it starts with
-    one); the same program, line for line. Unchanged if it has no check, or does not parse."""
+    """`source` with the probe installed, line for line the same program: appended to its
+    leading docstring and imports (`import torch; exec(...)`), so whatever is put after the
+    imports still comes after them, or in front of its first line if it has none. Unchanged if
+    it has no check, or does not parse."""
     try:
         tree = parse(source)
     except SyntaxError:
         return source
-    table = check_table(tree)
-    if not table:
+    table = check_table(tree, source)
+    if not table or not tree.body:
         return source
-    install = f"exec({_HOOK % (table, MARK)!r}); "
+    install = f"exec({_HOOK % (table, MARK)!r})"
     lines = source.splitlines(keepends=True)
-    first = tree.body[0] if tree.body else None
-    if isinstance(first, ast.ImportFrom) and first.module == "__future__":
-        row = (first.end_lineno or first.lineno) - 1
-        lines[row] = lines[row].rstrip("\n") + "; " + install.rstrip("; ") + "\n"
-        futures = [node for node in tree.body if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
-        if len(futures) > 1:
-            return source  # a second future import after the probe would not compile
-        return "".join(lines)
-    if not lines:
-        return source
-    return install + "".join(lines)
+    leading = None
+    for position, node in enumerate(tree.body):
+        docstring = position == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if not (docstring or isinstance(node, (ast.Import, ast.ImportFrom))):
+            break
+        leading = node
+    if leading is None:
+        return install + "; " + "".join(lines)
+    row, column = (leading.end_lineno or leading.lineno) - 1, leading.end_col_offset or 0
+    text = lines[row]
+    lines[row] = text[:column] + "; " + install + text[column:]
+    return "".join(lines)
 
 
 def unprobed(text: str) -> str:
@@ -134,15 +143,16 @@ def unprobed(text: str) -> str:
         tree = parse(text)
     except SyntaxError:
         return text
-    for node in tree.body[:2]:
-        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and node.lineno == 1
-                and isinstance(node.value.func, ast.Name) and node.value.func.id == "exec" and node.value.args
-                and isinstance(node.value.args[0], ast.Constant)
-                and str(node.value.args[0].value).startswith(_HOOK.split("%r")[0])):
-            line, _, rest = text.partition("\n")
-            head, tail = line[:node.col_offset], line[node.end_col_offset:]
-            line = head.removesuffix("; ") + tail.removeprefix("; ") if head else tail.removeprefix("; ")
-            return line + ("\n" + rest if _ or rest else "")
+    hook = _HOOK.split("%r")[0]
+    for node in tree.body:
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "exec" and node.value.args and isinstance(node.value.args[0], ast.Constant)
+                and str(node.value.args[0].value).startswith(hook)):
+            lines = text.splitlines(keepends=True)
+            line = lines[node.lineno - 1]
+            before, after = line[:node.col_offset], line[node.end_col_offset or 0:]
+            lines[node.lineno - 1] = before.removesuffix("; ") + after if before else after.removeprefix("; ")
+            return "".join(lines)
     return text
 
 

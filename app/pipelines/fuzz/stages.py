@@ -24,7 +24,7 @@ import ast
 
 from app.engine.fuzz.config import FuzzConfig, FuzzConfigError, load_fuzz_config
 from app.engine.fuzz.output import FuzzOutputError, error_of, parse_fuzz_output
-from app.engine.fuzz.program import ProgramFacts, device_of, on_device, operations
+from app.engine.fuzz.program import ProgramFacts, needs_device, on_device, operations, split_device
 from app.engine.fuzz.treework import ProgramRunner
 from app.engine.git.repo import GitError, git, head_commit
 from app.engine.minimize.oracle import signature_of
@@ -196,55 +196,50 @@ def reproduce_stage(ctx: RunContext, state: FuzzState) -> StageResult:
 def minimize_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     """The existing minimizer over the checkout, on a failing device, keeping the same error.
 
-    The program is minimized whole, as it runs: a first statement that sets global state
-    (`torch.set_default_device(...)`, `torch._dynamo.config...`) stays where it is, after the
-    imports it needs. The failure to keep is the unmodified program's, on the failing device.
-    Where another device passes, a candidate must still name its device and pass when moved
-    there (else it is another bug, judged as passing): a bug that needs the device keeps it;
-    one that fails everywhere may lose it and becomes one device-independent case."""
+    The device statement stays in front of every candidate (`split_device`): a bug that needs
+    the device keeps it; one that does not loses it, and the smaller program is kept only if it
+    still fails on exactly the devices the original failed on (then, without a device, it is
+    one device-independent case, which needs every device to fail)."""
     if skip := halted(state):
         return skip
     clock = phase_clock(ctx, state, "reproduce")
     runner = program_runner(ctx, ensure_checkout(ctx, state.job))
     device = state.failing_devices[0]
-    program = on_device(state.program, device) if device else state.program
+    prologue, rest = split_device(on_device(state.program, device) if device else state.program)
     passing = next((d.device for d in state.devices if not d.fails), None)
     timeout = run_timeout(ctx, clock)
     try:
-        expected = original_signature(program, runner.run, timeout)
+        expected = original_signature(prologue + rest, runner.run, timeout)
     except NothingToKeep:
         return StageResult(summary="the program no longer fails here: nothing to minimize", output={"minimized": None})
 
     def run(source: str, timeout_s: float):
         """A candidate fails as the original on the failing device AND passes where the
         original passed (else it is a different bug: judged as passing)."""
-        result = runner.run(source, timeout_s)
-        if passing is None or not expected.matches(signature_of(result, source)):
+        result = runner.run(prologue + source, timeout_s)
+        if passing is None or not expected.matches(signature_of(result, prologue + source)):
             return result
-        moved = on_device(source, passing)
-        if moved == source:  # it lost the device statement: it cannot be told apart by device
-            return PASSED
-        return result if signature_of(runner.run(moved, timeout_s)) is None else PASSED
+        elsewhere = runner.run(split_device(on_device(prologue + source, passing))[0] + source, timeout_s)
+        return result if signature_of(elsewhere) is None else PASSED
 
     budget = float(ctx.params.get("minimize_budget_s") or MINIMIZE_BUDGET_S)
-    outcome = minimize_repro(program, run=run, cold_run=run, expected=expected, timeout_s=timeout,
+    outcome = minimize_repro(rest, run=run, cold_run=run, expected=expected, timeout_s=timeout,
                              budget_s=max(1.0, min(budget, clock.remaining_s - 2 * timeout)))
     result = outcome.result
     if not outcome.reproduces or result.final_lines >= result.original_lines:
         return StageResult(summary="nothing smaller keeps the same error", output={"minimized": None})
-    smaller = result.source
-    keeps_device = device_of(smaller) is not None
+    keeps_device = bool(prologue) and needs_device(prologue, result.source)
+    smaller = (prologue + result.source) if keeps_device else result.source
     all_fail = len(state.failing_devices) == len(state.devices)
-    if device and not keeps_device and not all_fail:
+    if prologue and not keeps_device and not all_fail:
         return StageResult(summary="the smaller program lost the device it fails on: kept the original",
                            output={"minimized": None})
-    devices = [d.device for d in state.devices] if keeps_device else [""]
+    devices = [d.device for d in state.devices] if keeps_device or not prologue else [""]
     again = run_on_devices(runner, smaller, devices, timeout)
-    if [r.device for r in again if r.fails] != (state.failing_devices if devices != [""] else [""]) or any(
-            r.fails and r.error != expected.describe() for r in again):
-        return StageResult(summary="the smaller program fails on other devices or otherwise: kept the original",
+    if [r.device for r in again if r.fails] != (state.failing_devices if devices != [""] else [""]):
+        return StageResult(summary="the smaller program fails on other devices: kept the original",
                            output={"minimized": None})
-    lines = f"{result.original_lines} -> {result.final_lines} lines"
+    lines = f"{result.original_lines + bool(prologue)} -> {result.final_lines + keeps_device} lines"
     output = {"program": smaller, "minimized": {"lines": lines},
               "operations": operations(smaller) or state.operations}
     if devices == [""]:

@@ -1,6 +1,6 @@
 """A fuzzed program's device, operations and tolerances."""
 
-from app.engine.fuzz.program import ProgramFacts, on_device, operations
+from app.engine.fuzz.program import ProgramFacts, needs_device, on_device, operations, split_device
 
 PROGRAM = """import torch
 DEVICE = "cuda"
@@ -24,10 +24,12 @@ def test_on_device_rewrites_only_the_device_constant():
     assert on_device("x = 1\n", "cpu") == "x = 1\n"
 
 
-def test_on_device_rewrites_a_default_device_call_where_it_stands():
-    program = "import torch\ntorch.set_default_device('cuda')\ntorch._dynamo.config.capture_scalar_outputs = True\n"
-    assert on_device(program, "cpu").splitlines() == [
-        "import torch", "torch.set_default_device('cpu')", "torch._dynamo.config.capture_scalar_outputs = True"]
+def test_split_device_and_needs_device():
+    prologue, rest = split_device(PROGRAM)
+    assert prologue == 'DEVICE = "cuda"\n' and "DEVICE =" not in rest
+    assert needs_device(prologue, rest)
+    assert not needs_device(prologue, "import torch\ntorch.mean(torch.ones(0))\n")
+    assert split_device("x = 1\n") == ("", "x = 1\n")
 
 
 def test_operations_skip_plumbing_and_local_functions():

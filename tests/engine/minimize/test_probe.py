@@ -41,6 +41,17 @@ def test_a_check_whose_side_became_nan_is_another_failure(tmp_path):
     assert original.matches(signature_of(_run(shifted, tmp_path), shifted))
 
 
+def test_lines_put_after_the_imports_later_do_not_lose_the_probe(tmp_path):
+    # the fuzz job puts a device statement after a program's imports, around the probe
+    program = "import math\nx = [1.0, float('nan')]\nassert math.fsum(x) == 1.0, 'sum'\n"
+    text = probed(program)
+    assert text.splitlines()[0].startswith("import math; exec(")  # the imports stay first
+    moved = text.replace("\nx = ", "\nDEVICE = 'cpu'\nx = ", 1)
+    (tmp_path / "repro.py").write_text(moved)
+    done = subprocess.run([sys.executable, "repro.py"], check=False, cwd=tmp_path, capture_output=True, timeout=60)
+    assert read_probe((done.stdout + done.stderr).decode()) == ("nonfinite", "finite")
+
+
 def test_programs_without_a_check_or_with_future_imports_run_as_they_are():
     assert probed("x = 1\nprint(x)\n") == "x = 1\nprint(x)\n"
     future = "from __future__ import annotations\nassert 1 == 2\n"
@@ -58,8 +69,10 @@ def test_a_one_sided_check_is_probed_on_what_it_tests(tmp_path):
     import ast
 
     from app.engine.minimize.probe import check_table
-    assert check_table(ast.parse("assert torch.isfinite(p.grad).all(), 'x'\n")) == {1: ["p.grad"]}
-    assert check_table(ast.parse("assert not torch.isnan(loss).any()\n")) == {1: ["loss"]}
+    one = "assert torch.isfinite(p.grad).all(), 'x'"
+    assert check_table(ast.parse(one), one) == {one: ["p.grad"]}
+    other = "assert not torch.isnan(loss).any()"
+    assert check_table(ast.parse(other), other) == {other: ["loss"]}
     none = grad.replace("assert all(math.isfinite(g) for g in p.grad)", "assert p.missing")
     none = none.replace("class P:\n    grad = [float('nan')]\n", "class P:\n    missing = None\n")
     assert read_probe(_run(none, tmp_path).output.text()) == ("none",)
