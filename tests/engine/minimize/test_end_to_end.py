@@ -15,6 +15,7 @@ import pytest
 from app.engine.minimize import code_lines
 from app.engine.minimize.dataflow import assert_operations
 from app.engine.minimize.oracle import signature_of
+from app.engine.minimize.probe import unprobed
 from app.engine.minimize.runners import sandbox_runners, zygote_for
 from app.engine.minimize.session import minimize_repro
 from app.engine.sandbox.userns import current_mode
@@ -83,8 +84,9 @@ class RecordedColdRuns:
         self.cold, self.results = cold, {}
 
     def __call__(self, source: str, timeout_s: float):
-        self.results[source] = self.cold(source, timeout_s)
-        return self.results[source]
+        result = self.cold(source, timeout_s)
+        self.results[unprobed(source)] = result  # each program runs with the probe on its import line
+        return result
 
     def of(self, source: str):
         assert source in self.results, "the result was never run cold"
