@@ -13,8 +13,8 @@ import ast
 import copy
 from collections.abc import Iterator
 
-from app.engine.minimize.edits import Edit, NodeIndex
 from app.engine.minimize.checks import check_operands
+from app.engine.minimize.edits import Edit, NodeIndex
 from app.engine.minimize.parsing import parse
 from app.engine.minimize.passes._ast import blocks, outermost
 
