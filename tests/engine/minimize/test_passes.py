@@ -170,6 +170,18 @@ def test_inline_expression_function_inside_an_expression():
     assert shrink(src, has("var"), [inline_expressions]) == canon("assert close(a.var() + 1e-5, ref(a))")
 
 
+def test_inline_expression_factory_called_inside_an_expression():
+    # a module made a function (classes_to_functions) whose call sits in a check: `F(a)(b)`
+    src = ("def Reference(dim):\n    def forward(x):\n        return nn.LayerNorm(dim)(x)\n    return forward\n"
+           "assert close(x.var(), Reference(2)(x))")
+    assert shrink(src, has("LayerNorm"), [inline_expressions]) == canon("assert close(x.var(), nn.LayerNorm(2)(x))")
+
+
+def test_inline_expression_factory_keeps_the_inner_parameter_over_the_outer():
+    src = "def F(x):\n    def g(x):\n        return x + 1\n    return g\ny = F(a)(b)"
+    assert shrink(src, lambda s: True, [inline_expressions]) == canon("y = b + 1")
+
+
 def test_inline_expression_function_needs_every_parameter_bound():
     src = "def f(x, y):\n    return x + y\nz = f(1)"
     assert shrink(src, lambda s: True, [inline_expressions]) == canon(src)

@@ -58,23 +58,51 @@ def inline_expressions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit
     """`def f(a, b): return E`, called once anywhere: the call becomes `E` with the arguments
     (or defaults) in place of the parameters. Covers calls inside expressions, which
     `inline_functions` (statements only) cannot reach: `assert close(f(x), g(x))`.
+
+    A factory whose only statements define and return such a function (a module made a
+    function), called once as `F(a)(b)`, becomes the inner expression with both calls' arguments
+    in place (the inner parameters shadow the outer ones).
     """
     for definition in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
-        body = [s for s in definition.body if not _is_docstring(s)]
-        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-            continue
-        if definition.decorator_list or definition.args.vararg or definition.args.kwarg:
+        inner = _expression_factory(definition)
+        returned = _returned_expression(inner or definition)
+        if returned is None or not _plain(definition) or (inner is not None and not _plain(inner)):
             continue
         uses = _sole_binding_uses(index, definition, definition.name)
         call = index.parent(uses[0]) if len(uses) == 1 else None
         if not isinstance(call, ast.Call) or call.func is not uses[0]:
             continue
+        bindings = _arguments(definition, call)
+        if inner is not None:  # `F(a)(b)`: the outer call is the one replaced
+            outer = index.parent(call)
+            inner_bindings = _arguments(inner, outer) if isinstance(outer, ast.Call) and outer.func is call else None
+            bindings = None if bindings is None or inner_bindings is None else {**bindings, **inner_bindings}
+            call = outer
         if any(node is call for node in ast.walk(definition)):
             continue  # recursive
-        bindings = _arguments(definition, call)
         if bindings is not None:
-            expression = _Substitute(bindings).visit(copy.deepcopy(body[0].value))
+            expression = _Substitute(bindings).visit(copy.deepcopy(returned))
             yield [Edit(index.number(definition)), Edit(index.number(call), expression)]
+
+
+def _returned_expression(definition: ast.FunctionDef) -> ast.expr | None:
+    body = [s for s in definition.body if not _is_docstring(s)]
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return None
+    return body[0].value
+
+
+def _expression_factory(definition: ast.FunctionDef) -> ast.FunctionDef | None:
+    """The inner function of `def F(...): def g(...): return E; return g`, else None."""
+    body = [s for s in definition.body if not _is_docstring(s)]
+    if len(body) == 2 and isinstance(body[0], ast.FunctionDef) and isinstance(body[1], ast.Return) \
+            and isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].name:
+        return body[0]
+    return None
+
+
+def _plain(definition: ast.FunctionDef) -> bool:
+    return not (definition.decorator_list or definition.args.vararg or definition.args.kwarg)
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
