@@ -104,6 +104,10 @@ class Settings(BaseSettings):
     fix_env: str = ""
     fix_network: bool = False
     ci_repeat_threshold: int = Field(2, ge=1)
+    # Downloaded CI log archives: at most this many MiB per repository and in all; the oldest
+    # archives are evicted to make room, and an archive larger than a cap is not kept.
+    ci_logs_repo_mb: int = Field(1024, ge=1)
+    ci_logs_total_mb: int = Field(4096, ge=1)
     # A worker retries a run after a transient error (GitHub 5xx, a lost database) after this
     # many seconds, doubled on each retry.
     retry_delay_s: float = Field(15.0, ge=0)

@@ -34,7 +34,8 @@ class DemoGitHub(OfflineGitHub):
     def list_run_jobs(self, repo: str, run_id: int, attempt: int | None = None) -> list[dict]:
         return [{"id": 1, "name": DEMO_JOB, "conclusion": "failure"}]
 
-    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None) -> Path:
+    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None,
+                          max_bytes: int | None = None) -> Path:
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as archive:
             archive.writestr(f"{DEMO_JOB}/1_Run tests.txt", self.ci_log.read_text(encoding="utf-8"))
@@ -139,7 +140,9 @@ def demo_command(
     stderr.print(f"2/{total} CI log {ci_log.name}: failing tests, signatures, diagnoses", markup=False)
     ci_run = _record(database, settings, github, kind="ci_ingest", repo=repo, target=str(ci_log),
                      params={"repo": repo, "workflow_run_id": DEMO_RUN_ID, "run_attempt": 1, "name": "CI",
-                             "url": f"https://github.com/{repo}/actions/runs/{DEMO_RUN_ID}"})
+                             "url": f"https://github.com/{repo}/actions/runs/{DEMO_RUN_ID}",
+                             "event": "push", "head_branch": "main", "default_branch": "main",
+                             "head_repository": repo})
     runs = [issue_run, ci_run]
     if full:
         runs.append(_training_run(database, settings, examples / FULL_EXAMPLE))

@@ -23,7 +23,7 @@ from githubkit import GitHub
 from githubkit.exception import GitHubException, RequestError, RequestFailed
 
 from app.github.auth import DEFAULT_API_URL, GitHubAuth, split_repo
-from app.github.port import GitHubAPIError, Json
+from app.github.port import ArchiveTooLarge, GitHubAPIError, Json
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -225,9 +225,11 @@ class GitHubClient:
         return self._all(gh.rest.actions.list_jobs_for_workflow_run, gh, jobs,
                          owner=owner, repo=name, run_id=run_id, filter_="latest")
 
-    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None) -> Path:
+    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None,
+                          max_bytes: int | None = None) -> Path:
         """Ask for the logs (302 to a short-lived URL), then stream that URL to `dest` without
-        our credentials. A server that answers 200 with the zip directly is accepted too."""
+        our credentials. A server that answers 200 with the zip directly is accepted too.
+        `max_bytes`: an archive past it is not kept (`ArchiveTooLarge`; nothing is left on disk)."""
         gh, owner, name = self._gh(repo)
         raw_gh = GitHubAuth.without_redirects(gh)
         with _api():
@@ -238,6 +240,8 @@ class GitHubClient:
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         if not resp.is_redirect:
+            if max_bytes is not None and len(resp.raw_response.content) > max_bytes:
+                raise ArchiveTooLarge(max_bytes)
             dest.write_bytes(resp.raw_response.content)
             return dest
         partial = dest.with_name(dest.name + ".part")
@@ -249,6 +253,11 @@ class GitHubClient:
                 with partial.open("wb") as out:
                     for chunk in blob.iter_bytes(1 << 16):
                         out.write(chunk)
+                        if max_bytes is not None and out.tell() > max_bytes:
+                            raise ArchiveTooLarge(max_bytes)
+        except ArchiveTooLarge:
+            partial.unlink(missing_ok=True)
+            raise
         except httpx.HTTPError as exc:
             partial.unlink(missing_ok=True)
             raise GitHubAPIError(0, f"log archive download failed ({type(exc).__name__})") from None
@@ -257,6 +266,28 @@ class GitHubClient:
             raise
         partial.replace(dest)
         return dest
+
+    def list_workflow_runs(self, repo: str, branch: str, per_page: int = 30) -> list[Json]:
+        """The newest completed workflow runs on `branch` (one page, newest first)."""
+        gh, owner, name = self._gh(repo)
+        with _api():
+            data = gh.rest.actions.list_workflow_runs_for_repo(owner, name, branch=branch, status="completed",
+                                                               per_page=per_page).json()
+        return list(data.get("workflow_runs") or [])
+
+    def merge_base(self, repo: str, base: str, head: str) -> str | None:
+        """The merge base of `head` with `base` (the compare API), None when GitHub names none."""
+        gh, owner, name = self._gh(repo)
+        with _api():
+            data = gh.rest.repos.compare_commits(owner, name, f"{base}...{head}", per_page=1).json()
+        return (data.get("merge_base_commit") or {}).get("sha")
+
+    def list_open_issues(self, repo: str, label: str, limit: int = 300) -> list[Json]:
+        """Open issues (not pull requests) with `label`, newest first, at most `limit`."""
+        gh, owner, name = self._gh(repo)
+        with _api():
+            data = gh.rest.issues.list_for_repo(owner, name, state="open", labels=label, per_page=min(limit, 100)).json()
+        return [i for i in data if "pull_request" not in i][:limit]
 
     # -- pull requests ----------------------------------------------------------------------
     def upsert_pull(self, repo: str, head: str, base: str, title: str, body: str, draft: bool = True) -> Json:

@@ -34,6 +34,17 @@ class GitHubAPIError(RuntimeError):
             self.status == 403 and "rate limit" in self.message.lower())
 
 
+class ArchiveTooLarge(ValueError):
+    """A log archive larger than the caller allows: not kept, and not worth retrying."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the log archive is larger than {limit // (1 << 20)} MiB")
+        self.limit = limit
+
+    def __reduce__(self):
+        return (type(self), (self.limit,))
+
+
 def comment_marker(run_id: int, kind: str) -> str:
     return f"<!-- scrubbot:run={run_id}:{kind} -->"
 
@@ -64,8 +75,19 @@ class GitHubPort(Protocol):
 
     def list_run_jobs(self, repo: str, run_id: int, attempt: int | None = None) -> list[Json]: ...
 
-    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None) -> Path:
-        """Follow the 302 to the zip and stream it to `dest`; returns `dest`."""
+    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None,
+                          max_bytes: int | None = None) -> Path:
+        """Follow the 302 to the zip and stream it to `dest`; returns `dest`. Past `max_bytes`:
+        `ArchiveTooLarge`, nothing kept."""
+
+    def list_workflow_runs(self, repo: str, branch: str, per_page: int = 30) -> list[Json]:
+        """The newest completed workflow runs on `branch`, newest first (one page)."""
+
+    def merge_base(self, repo: str, base: str, head: str) -> str | None:
+        """The merge base of commit `head` with branch `base` (GitHub's compare)."""
+
+    def list_open_issues(self, repo: str, label: str, limit: int = 300) -> list[Json]:
+        """Open issues (no pull requests) carrying `label`."""
 
     def upsert_pull(self, repo: str, head: str, base: str, title: str, body: str, draft: bool = True) -> Json:
         """Create a draft PR from `head`, or update the open one with the same head."""

@@ -137,12 +137,20 @@ def _comment(payload: dict[str, Any]) -> Decision:
 
 
 def _workflow_run(payload: dict[str, Any]) -> Decision:
+    """A failed run is ingested; so is a rerun that passed (attempt > 1: its earlier failures
+    were flaky). Where the run came from travels with it: the event, the head repository (a
+    fork's PR names the fork; GitHub leaves `pull_requests` empty for it) and the default
+    branch, for the classification (app.engine.cilogs.classify). Nothing here is trusted to
+    decide what may be checked out or pushed: see app.pipelines.kit.checkout."""
     run = dig(payload, "workflow_run", default={})
-    if dig(run, "conclusion") != "failure":
-        return Ignore(f"workflow run concluded {dig(run, 'conclusion')!r}, not failure")
+    conclusion, attempt = dig(run, "conclusion"), as_int(dig(run, "run_attempt")) or 1
+    if conclusion != "failure" and not (conclusion == "success" and attempt > 1):
+        return Ignore(f"workflow run concluded {conclusion!r}, not failure")
     run_id, repo = as_int(dig(run, "id")), repo_of(payload)
     if run_id is None or not repo:
         return Ignore("workflow run without an id or repository")
+    pulls = dig(run, "pull_requests", default=[])
+    numbers = [n for n in (as_int(dig(p, "number")) for p in (pulls if isinstance(pulls, list) else [])[:50]) if n]
     return StartRun(
         kind="ci_ingest",
         repo=repo,
@@ -153,12 +161,16 @@ def _workflow_run(payload: dict[str, Any]) -> Decision:
             "repo": repo,
             "url": dig(run, "html_url", default=""),
             "workflow_run_id": run_id,
-            "run_attempt": as_int(dig(run, "run_attempt")) or 1,
+            "run_attempt": attempt,
+            "conclusion": conclusion,
             "head_sha": dig(run, "head_sha", default=""),
             "head_branch": dig(run, "head_branch", default=""),
             "name": dig(run, "name", default=""),
             "workflow_path": dig(run, "path", default=""),
             "event": dig(run, "event", default=""),
+            "head_repository": str(dig(run, "head_repository", "full_name", default="")),
+            "default_branch": str(dig(payload, "repository", "default_branch", default="")),
+            "pull_requests": numbers,
         },
     )
 
@@ -190,5 +202,6 @@ def _dispatch(payload: dict[str, Any]) -> Decision:
         target=str(inputs.get("url") or dig(payload, "repository", "html_url", default="")),
         trigger="dispatch",
         installation_id=as_int(dig(payload, "installation", "id")),
-        params={**inputs, "repo": repo, "ref": dig(payload, "ref", default=""), "workflow": workflow},
+        params={**inputs, "repo": repo, "ref": dig(payload, "ref", default=""), "workflow": workflow,
+                "default_branch": str(dig(payload, "repository", "default_branch", default=""))},
     )

@@ -20,6 +20,7 @@ from app.domain import StageStatus
 from app.web import display, render
 from app.web.approval import approval_view
 from app.web.figures import figures
+from app.web.signatures import run_signatures
 from app.web.templating import SECURITY_HEADERS, fragment, page, unreadable
 
 ARTIFACT_DISPLAY_LIMIT = 200_000  # characters shown per artifact; the raw view has them all
@@ -117,6 +118,7 @@ def run_page(request: Request, run_id: RunId, session: SessionDep, services: Ser
                       (("original", original), ("minimized", minimized)) if text],
         "rerun": rerun_commands(run, "minimized" if minimized else "original" if original else None),
         "approved_by": str((run.params or {}).get("approved_by") or ""),
+        "signatures": run_signatures(run.kind, run.repo, run.params or {}, stages),
     }, viewer)
 
 

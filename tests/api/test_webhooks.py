@@ -136,6 +136,21 @@ def test_successful_workflow_run_is_ignored(client, webhook_fixtures, database):
     assert response.status_code == 200 and runs(database) == []
 
 
+def test_a_rerun_that_passed_is_ingested_and_a_runs_origin_travels_with_it(client, webhook_fixtures, database):
+    payload = copy.deepcopy(load_payload(webhook_fixtures, "workflow_run/completed.with-pull-requests.payload.json"))
+    payload["workflow_run"]["run_attempt"] = 2  # conclusion success: attempt 1 failed, the rerun passed
+    assert deliver(client, "workflow_run", payload).status_code == 202
+    [run] = runs(database)
+    assert run.params["conclusion"] == "success" and run.params["run_attempt"] == 2
+    assert run.params["head_repository"] == "octo-org/octo-repo" and run.params["default_branch"] == "master"
+    assert run.params["pull_requests"] == [2] and run.params["event"] == "repository_dispatch"
+    fork = failed_workflow_run(webhook_fixtures)
+    fork["workflow_run"]["head_repository"]["full_name"] = "mallory/octo-repo"
+    fork["workflow_run"]["id"] += 1
+    assert deliver(client, "workflow_run", fork).status_code == 202
+    assert runs(database)[-1].params["head_repository"] == "mallory/octo-repo"
+
+
 def test_dispatch_of_the_scrub_workflow_starts_an_improve_run(client, webhook_fixtures, database, enqueuer):
     payload = load_payload(webhook_fixtures, "workflow_dispatch/payload.json")
     assert deliver(client, "workflow_dispatch", payload).status_code == 200  # another workflow

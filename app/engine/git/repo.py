@@ -208,6 +208,29 @@ def is_ancestor(repo: Path, ancestor: str, commit: str) -> bool:
     return proc.returncode == 0
 
 
+OWN_BRANCHES = ("scrub/",)  # what Scrubbot pushes itself: never evidence that a commit is upstream
+
+
+def upstream_branch_containing(repo: Path, commit: str, prefer: tuple[str, ...] = ()) -> str | None:
+    """A branch of `repo` (a mirror of the upstream repository) that contains `commit`, or None.
+
+    Only `refs/heads/` counts, and not Scrubbot's own `scrub/` branches: a fork's pull request
+    head (`refs/pull/N/head`) or a tag (PyTorch's `ciflow/` tags point at fork commits) is on
+    no branch. `prefer`: branches asked first with `merge-base --is-ancestor` (the default
+    branch: one ancestry walk instead of a scan of every branch)."""
+    _require_sha(commit)
+    for name in prefer:
+        if name and not name.startswith(OWN_BRANCHES) and has_commit(repo, f"refs/heads/{name}") \
+                and is_ancestor(repo, commit, f"refs/heads/{name}"):
+            return name
+    out = git("for-each-ref", f"--contains={commit}", "--format=%(refname)", "refs/heads/", cwd=repo, check=False)
+    for ref in out.split():
+        name = ref.removeprefix("refs/heads/")
+        if not name.startswith(OWN_BRANCHES):
+            return name
+    return None
+
+
 def head_commit(worktree: Path) -> str:
     return git("rev-parse", "HEAD", cwd=worktree).strip()
 

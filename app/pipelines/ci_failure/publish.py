@@ -21,6 +21,7 @@ from app.engine.git.repo import GitError, commit_files, git, push_branch
 from app.engine.report.render import render_run_report
 from app.engine.testgen.repro_test import without_expected_failure
 from app.pipelines.base import RunContext, StageResult
+from app.pipelines.ci_failure.history import record_outcome
 from app.pipelines.ci_failure.job import CIJob
 from app.pipelines.ci_failure.report import build_report, outcome
 from app.pipelines.ci_failure.state import CIState, job_of
@@ -95,6 +96,7 @@ def report_stage(ctx: RunContext, state: CIState) -> StageResult:
     if generated:
         ctx.save_artifact(generated.path.rsplit("/", 1)[-1], "python", generated.source)
     drop_checkout(ctx, job_of(state))
+    record_outcome(ctx, state)  # the signature's history: flaky, the draft PR
     status, _ = outcome(state, ctx.settings)
     verdict = f"{status.lower()}: {state.verdict or 'not reproduced'}"
     return StageResult(summary=f"{status}: {report.summary}"[:300],

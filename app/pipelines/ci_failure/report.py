@@ -48,6 +48,8 @@ def _rerun_fact(state: CIState) -> str:
 def _facts(state: CIState) -> list[tuple[str, str]]:
     job = job_of(state)
     facts = [("Failure", job.failure_line), ("Failing test", job.test)]
+    if job.classified:
+        facts.append(("Classified", job.classified))
     if state.verdict:
         facts.append(("Verdict", state.verdict))
     if state.rerun:

@@ -47,6 +47,10 @@ def job_stage(ctx: RunContext, state: CIState) -> StageResult:
     params = ctx.params
     job = CIJob.from_failure(params["repo"], params.get("failure", {}), params.get("workflow_run", {}))
     job.signature = job.signature or params.get("fingerprint", "")
+    classification = params.get("classification") or {}
+    if classification.get("label"):
+        job.classified = "; ".join([f"{classification['label']}", *classification.get("evidence", [])[:3],
+                                    *([params["why"]] if params.get("why") else [])])[:500]
     output = {"job": job}
     if not job.test:
         return halt("no test to rerun", "the CI failure names no test to rerun", status="Failed", extra=output)

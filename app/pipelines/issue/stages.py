@@ -37,6 +37,7 @@ from app.github.permissions import may_write, role_of
 from app.github.port import comment_marker
 from app.pipelines.issue import evidence, runner
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
+from app.pipelines.issue import dedup
 from app.pipelines.issue.report import build_report
 from app.pipelines.issue.state import IssueState
 from app.pipelines.state import plain
@@ -278,12 +279,15 @@ def minimize(ctx: RunContext, state: IssueState) -> StageResult:
 
 def report(ctx: RunContext, state: IssueState) -> StageResult:
     built = build_report(ctx, state, [stage.name for stage in STAGES])
-    ctx.save_artifact("report.md", "report", built.report)
+    same = dedup.same_failures(ctx, state)  # cross-report dedup: "Same failure as #N"
+    plan = dedup.with_same_failures(built.publish, same, ctx.params.get("repo") or "", ctx.settings.public_url)
+    line = dedup.sentence(same, ctx.params.get("repo") or "", ctx.settings.public_url)
+    ctx.save_artifact("report.md", "report", built.report + (f"\n## Same Failure\n\n{line}\n" if line else ""))
     if state.repro:
         ctx.save_artifact("repro_original.py", "repro", state.repro.source)
     if state.minimized:
         ctx.save_artifact("repro_minimized.py", "repro", state.minimized.source)
-    return StageResult(summary=built.headline, output={"publish": built.publish})
+    return StageResult(summary=built.headline, output={"publish": plan, "same_failures": same})
 
 
 def publish(ctx: RunContext, state: IssueState) -> StageResult:

@@ -154,4 +154,5 @@ class IssueState(PipelineState):
     minimized: Minimized | None = None
     # report, publish
     publish: PublishPlan | None = None
+    same_failures: list[Json] = field(default_factory=list)  # other open issues / CI signatures (dedup.py)
     published: list[str] = field(default_factory=list)  # what publish wrote: comment, labels, closed

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from app.engine.git.repo import MirrorCache
+from app.engine.git.repo import GitError, MirrorCache, upstream_branch_containing
 from app.pipelines.base import RunContext
 
 
@@ -46,9 +46,18 @@ def worktree_path(ctx: RunContext) -> Path:
 
 
 def ensure_checkout(ctx: RunContext, job: AtCommit) -> Path:
-    """The run's worktree at the job's commit (made again if this worker has none)."""
+    """The run's worktree at the job's commit (made again if this worker has none).
+
+    Only a commit that a branch of the repository contains is checked out (Scrubbot's own
+    `scrub/` branches do not count): a fork's pull request head, reachable only at
+    `refs/pull/N/head`, is refused whatever the run's parameters say, so no stage can rerun
+    it, give it to the fix command, or push it upstream (`GitError`)."""
     cache = mirror_cache(ctx)
-    cache.sync(job.repo, remote_for(ctx, job.repo), job.head_sha)
+    mirror = cache.sync(job.repo, remote_for(ctx, job.repo), job.head_sha)
+    prefer = tuple(b for b in (getattr(job, "base", ""), "main", "master") if b)
+    if upstream_branch_containing(mirror, job.head_sha, prefer=prefer) is None:
+        raise GitError(f"commit {job.head_sha[:12]} is on no branch of {job.repo} (a fork's pull request?): "
+                       "Scrubbot checks out, fixes and publishes only commits that an upstream branch contains")
     return cache.worktree(job.repo, job.head_sha, worktree_path(ctx))
 
 

@@ -40,6 +40,8 @@ def _run(world, params, **settings):
 
 def test_deterministic_failure_gets_a_verified_repro_branch_and_draft_pr_and_a_retry_keeps_them(ci_world):
     params = ci_params(ci_world.project, DETERMINISTIC_TEST, "ZeroDivisionError", "division by zero")
+    # The failing run was on another branch of the repository; the draft PR targets the default one.
+    params["workflow_run"] |= {"head_branch": "release/1.2", "default_branch": "main"}
     ctx, finished, state = _run(ci_world, params)
 
     assert finished.status == "succeeded", ctx.lines
@@ -60,6 +62,7 @@ def test_deterministic_failure_gets_a_verified_repro_branch_and_draft_pr_and_a_r
 
     pulls = ci_world.github.writes_to("POST", "/pulls")
     assert len(pulls) == 1 and pulls[0].json["draft"] is True and pulls[0].json["head"] == branch
+    assert pulls[0].json["base"] == "main"
     assert "**Status**: Success" in pulls[0].json["body"]
     assert not ci_world.github.writes_to("POST", "/comments")
 
