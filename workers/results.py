@@ -82,7 +82,8 @@ def record_result(data: dict[str, Any], services: WorkerServices) -> str:
                            github_factory=lambda: services.github_for(run.installation_id),
                            on_spawned=lambda spawned: [services.enqueuer.run_pipeline(c) for c in spawned],
                            owner=owner, heartbeat=heartbeat)
-    queue, ctx.queue = run.queue, DEFAULT_QUEUE  # this worker runs the trusted stages only
+    queue = run.queue
+    ctx.set_queue(DEFAULT_QUEUE)  # the run is back on the trusted side, which runs its trusted stages only
     try:
         with heartbeat:
             return _apply(run, ctx, queue, result, services)

@@ -52,6 +52,7 @@ def test_the_result_of_the_job_the_run_waits_on_is_recorded_and_the_run_goes_on(
     assert [(e.stage, e.status) for e in detail.stages] == [("greet", "done"), ("work", "done"), ("report", "done")]
     assert round((detail.stages[1].ended_at - detail.stages[1].started_at).total_seconds()) == 1  # the job's times
     assert detail.run.lease_owner is None and detail.run.verdict == "selftest passed on repro-cpu"
+    assert detail.run.queue == "default"  # back on the trusted side
     # The same result again (a redelivery) changes nothing.
     assert record_result(result.to_dict(), svc) == "run gone or finished: result dropped"
 
