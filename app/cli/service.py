@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from app.pipelines.base import QUEUES
+from app.pipelines.base import DEFAULT_QUEUE, QUEUES
 from app.settings import Settings, get_settings
 
 WORKER_STOP_TIMEOUT_S = 20
@@ -119,7 +119,9 @@ def worker(
     concurrency: Annotated[int, typer.Option("-c", "--concurrency", help="Worker processes.")] = 2,
     loglevel: Annotated[str, typer.Option("--loglevel")] = "INFO",
 ) -> None:
-    """A Celery worker (GPU hosts: `scrub worker -Q repro-gpu`)."""
+    """A Celery worker. `default` is the trusted side (database, GitHub); a worker of the repro
+    queues alone (GPU hosts: `scrub worker -Q repro-gpu`) needs only the broker, and refuses
+    credentials (docs/security.md, "The trust split")."""
     from workers.celery_app import create_celery, worker_argv
 
     settings = get_settings()
@@ -127,20 +129,43 @@ def worker(
     unknown = sorted(set(names) - set(QUEUES))
     if unknown or not names:
         raise typer.BadParameter(f"unknown queue(s) {', '.join(unknown) or '(none)'}; queues are {', '.join(QUEUES)}")
+    trusted = DEFAULT_QUEUE in names
+    if not trusted and (held := held_credentials(settings)):
+        typer.echo(f"error: a worker of {', '.join(names)} runs untrusted code and must hold no credential, "
+                   f"but it was given {', '.join(held)}: unset them on this host (it needs only "
+                   "SCRUB_BROKER_URL; see docs/security.md, \"The trust split\").", err=True)
+        raise typer.Exit(2)
     from app.cli.preflight import sandbox_problem
 
     if problem := sandbox_problem(settings):
         typer.echo(f"error: {problem}. This worker takes no run until it is fixed.", err=True)
         raise typer.Exit(2)
     settings.ensure_data_dir()
+    from workers.beats import drain
     from workers.enqueue import CeleryEnqueuer
     from workers.reaper import start_reaper
 
     json_lines = _configure_logs(settings, loglevel)
     celery = create_celery(settings)
-    start_reaper(settings, CeleryEnqueuer(create_celery(settings)))  # resumes runs of dead workers
+    if trusted:  # resumes runs of dead workers and renews the leases of live repro jobs
+        control = create_celery(settings)
+        start_reaper(settings, CeleryEnqueuer(control), beats=lambda: drain(control))
     argv = worker_argv(settings, names, concurrency, loglevel)
     celery.worker_main(["--quiet", *argv] if json_lines else argv)  # --quiet: no ASCII-art banner
+
+
+# What a repro-queue worker must not be given: each is a way to write to GitHub or the database.
+CREDENTIALS = {
+    "database_url": "SCRUB_DATABASE_URL", "github_token": "SCRUB_GITHUB_TOKEN",
+    "github_private_key": "SCRUB_GITHUB_PRIVATE_KEY", "webhook_secret": "SCRUB_WEBHOOK_SECRET",
+    "oauth_client_secret": "SCRUB_OAUTH_CLIENT_SECRET", "session_secret": "SCRUB_SESSION_SECRET",
+    "api_tokens": "SCRUB_API_TOKENS",
+}
+
+
+def held_credentials(settings: Settings) -> list[str]:
+    """The credential settings this process was given (names only)."""
+    return [name for field, name in CREDENTIALS.items() if str(getattr(settings, field, "") or "").strip()]
 
 
 def _configure_logs(settings: Settings, level: str | None = None) -> bool:

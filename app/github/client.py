@@ -325,3 +325,13 @@ class GitHubClient:
             return text if "://" in text else Path(text).resolve().as_uri()
         with _api():
             return self.auth.clone_url(repo)
+
+    def read_clone_url(self, repo: str) -> str:
+        """A URL that can only read `repo` (`GitHubAuth.read_clone_url`), for a repro worker;
+        the `clone_urls` override as is. Contains a secret in App mode: never log it."""
+        override = self._clone_urls.get(repo.lower())
+        if override is not None:
+            text = str(override)
+            return text if "://" in text else Path(text).resolve().as_uri()
+        with _api():
+            return self.auth.read_clone_url(repo)

@@ -94,3 +94,8 @@ class GitHubPort(Protocol):
 
     def clone_url(self, repo: str) -> str:
         """An https URL for git with the installation/user token (never logged)."""
+
+    def read_clone_url(self, repo: str) -> str:
+        """An https URL that can fetch `repo` and nothing else: App mode, a token scoped to it
+        with `contents: read`; token mode, no credential (the personal token is never handed
+        on). For repro workers (the trust split, `workers/jobs.py`)."""

@@ -45,8 +45,8 @@ def test_queue_depth_counts_messages_waiting_on_the_embedded_broker(client, sett
 
     producer = CeleryEnqueuer(create_celery(settings))  # no worker consumes them
     producer.run_pipeline(1)
-    producer.run_pipeline(2, "repro-cpu")
-    producer.run_pipeline(3, "repro-cpu")
+    producer.repro_job({"run_id": 2}, "repro-cpu")  # the repro queues carry jobs (workers/jobs.py)
+    producer.repro_job({"run_id": 3}, "repro-cpu")
     found = samples(client.get("/metrics").text)
     assert [found[("scrub_queue_depth", (("queue", q),))] for q in ("default", "repro-cpu", "repro-gpu")] == [1, 2, 0]
 

@@ -54,6 +54,8 @@ class FakeGitHubState:
 
     repos: dict[str, RepoState] = field(default_factory=dict)
     installation_tokens: dict[str, int] = field(default_factory=dict)  # token -> installation
+    # token -> (repository names it is limited to, or None: all; permissions, or {}: all)
+    token_scopes: dict[str, tuple[set[str] | None, dict[str, str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.lock = threading.RLock()

@@ -7,8 +7,9 @@ own code). The result is a `ProcessResult`, the shape the minimizer's oracle rea
 
 `run_in_copy(sandbox, root, command, ...)`: a shell command (a fix agent, a linter) that may
 edit any file runs over a COPY: the checkout is bound read-only at /tmp/src, copied (`cp -a`,
-links as links) to /tmp/work on the sandbox's tmpfs (sized to the checkout), and the command
-runs there. Afterwards the bootstrap lists what changed (size and mtime first, then bytes) and
+links as links) to /tmp/work on the sandbox's tmpfs (sized to the checkout, in bytes and in
+files), and the command runs there. Afterwards the bootstrap lists what changed (size and
+mtime first, then bytes) and
 prints those files, zipped, after a marker line. `apply_changes` writes them into the real
 worktree, refusing any path that leaves it, goes into `.git` or passes through a symlink. So the
 command's only lasting effect is on the worktree's files; it has no `.git` (no history rewriting).
@@ -19,12 +20,14 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from app.engine.sandbox.layer import WORK, TreeLayer, tree_bytes
 from app.engine.sandbox.runner import ProcessResult, Sandbox
+from app.engine.sandbox.tmpfs import FILES_PER_MB
 from app.engine.sandbox.treerun import TreeRunner
 
 PROGRAM_FILE = "repro.py"
@@ -118,8 +121,13 @@ def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
     is grown to hold the copy twice over (the copy, and what the command writes)."""
     limits = sandbox.spec.limits
     needed_mb = 2 * (tree_bytes(root) >> 20) + 512
+    needed_files = 2 * _entries(root) + (needed_mb * FILES_PER_MB)  # the copy's, and what the command makes
     if needed_mb > limits.tmpfs_mb:
-        sandbox = Sandbox(replace(sandbox.spec, limits=replace(limits, tmpfs_mb=needed_mb)), sandbox._uids)
+        limits = replace(limits, tmpfs_mb=needed_mb)
+    if needed_files > (limits.tmpfs_files or limits.tmpfs_mb * FILES_PER_MB):
+        limits = replace(limits, tmpfs_files=needed_files)
+    if limits != sandbox.spec.limits:
+        sandbox = Sandbox(replace(sandbox.spec, limits=limits), sandbox._uids)
     script = f"COMMAND = {command!r}\n" + _COMMAND_BOOT.format(src=SOURCE, work=WORK, marker=CHANGES_MARKER)
     layer = TreeLayer(Path(root), binds=dict(binds or {}), dest=SOURCE)
     result = sandbox.run(script, timeout_s=timeout_s, filename="scrub_boot.py", layer=layer)
@@ -135,6 +143,17 @@ def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
             changed[name] = archive.read(name)
     shown = text[:at]
     return CommandRun(report["exit"], False, shown[-6000:], changed, tuple(report["deleted"]))
+
+
+def _entries(root: Path) -> int:
+    """Files, directories and links under `root` (without `.git`): the inodes a copy takes."""
+    count = 0
+    for top, dirs, names in os.walk(root):
+        if Path(top) == Path(root):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            names = [n for n in names if n != ".git"]
+        count += len(dirs) + len(names)
+    return count
 
 
 def _safe_target(root: Path, rel: str) -> Path:

@@ -4,7 +4,8 @@ publish: on `scrub/fuzz-<seed>`, commit 1 = the test with its expected-failure m
 commit 2 (when the fix was verified) = the fix with the marker removed, its message carrying
 the PR title, the PR summary, the fix summary (the seed's questions) and the fuzz seed. Each
 commit's files go through the repository's linter first (`lintrunner -a` or `ruff check
---fix`, in the sandbox, over a copy: only the commit's files take its changes). Pushed with
+--fix`, in the sandbox without the network, over a copy: only the commit's files take its
+changes; ruff is the interpreter's own, `python -I`, never a `ruff/` of the checkout). Pushed with
 force-with-lease (a retry rebuilds the same commits on the same base and leaves the branch
 as it is) and opened as a draft PR through `upsert_pull` (a retry finds the same PR).
 
@@ -23,6 +24,7 @@ from app.engine.fuzz.summary import FixSummary
 from app.engine.fuzz.treework import apply_changes, run_in_copy
 from app.engine.git.repo import GitError, commit_files, git, push_branch
 from app.engine.report.render import render_run_report
+from app.engine.sandbox.runner import Sandbox
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.kit.checkout import drop_checkout, ensure_checkout, remote_for
 from app.pipelines.kit.phases import halt, halted, phase_clock
@@ -30,8 +32,17 @@ from app.pipelines.fuzz.fix import fix_sandbox
 from app.pipelines.fuzz.report import build_report, outcome
 from app.pipelines.fuzz.state import FuzzState
 
-LINT_COMMANDS = {"lintrunner": "lintrunner -a", "ruff": "python -m ruff check --fix --quiet"}
+# `python -I`: the installed ruff, never a `ruff/` package of the checkout (the command runs in
+# the copy, and a plain `-m` puts the working directory first on sys.path).
+LINT_COMMANDS = {"lintrunner": "lintrunner -a", "ruff": "python -I -m ruff check --fix --quiet"}
 LINT_TIMEOUT_S = 300.0
+
+
+def lint_sandbox(ctx: RunContext) -> Sandbox:
+    """The fix command's sandbox without the network: `SCRUB_FIX_NETWORK` is the fix command's
+    alone, and a linter (which may run the repository's own adapters) needs none."""
+    sandbox = fix_sandbox(ctx, {})
+    return Sandbox(replace(sandbox.spec, network=False))
 
 
 def lint_files(ctx: RunContext, worktree: Path, linter: str, files: list[str]) -> dict:
@@ -39,7 +50,7 @@ def lint_files(ctx: RunContext, worktree: Path, linter: str, files: list[str]) -
     if linter not in LINT_COMMANDS:
         return {"linter": "none", "summary": "no linter configured"}
     command = f"{LINT_COMMANDS[linter]} {' '.join(shlex.quote(f) for f in files)}"
-    ran = run_in_copy(fix_sandbox(ctx, {}), worktree, command, LINT_TIMEOUT_S)
+    ran = run_in_copy(lint_sandbox(ctx), worktree, command, LINT_TIMEOUT_S)
     ran_changed = {k: v for k, v in ran.changed.items() if k in files}
     fixed = apply_changes(worktree, type(ran)(ran.exit_code, ran.timed_out, ran.output, ran_changed, ()))
     if ran.exit_code in (126, 127) or "No module named" in ran.output:
