@@ -192,3 +192,17 @@ def _dispatch(payload: dict[str, Any]) -> Decision:
         installation_id=as_int(dig(payload, "installation", "id")),
         params={**inputs, "repo": repo, "ref": dig(payload, "ref", default=""), "workflow": workflow},
     )
+
+
+def event_key(event: str, payload: dict[str, Any]) -> str | None:
+    """What a delivery is about, when GitHub gives it an id of its own: a comment's id, a
+    workflow run's id and attempt. Recorded unique with the delivery, so a signed delivery
+    replayed under a new `X-GitHub-Delivery` id is a duplicate (no second command, no second
+    count of the same failure). None when the event has no such id (a label carries none: a
+    label applied again is a new request)."""
+    action = payload.get("action")
+    if event == "issue_comment" and (comment_id := as_int(dig(payload, "comment", "id"))) is not None:
+        return f"issue_comment.{action}:{comment_id}"[:200]
+    if event == "workflow_run" and (run_id := as_int(dig(payload, "workflow_run", "id"))) is not None:
+        return f"workflow_run.{action}:{run_id}:{as_int(dig(payload, 'workflow_run', 'run_attempt')) or 1}"[:200]
+    return None
