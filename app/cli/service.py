@@ -103,8 +103,8 @@ def check_exposure(settings: Settings, host: str, insecure_no_login: bool) -> No
             err=True,
         )
         raise typer.Exit(2)
-    typer.echo(f"local mode: no GitHub login; to act, or to see runs of private repositories, open the sign-in URL "
-               f"printed below (set SCRUB_OAUTH_* to require GitHub login)", err=True)
+    typer.echo("local mode: no GitHub login; to act, or to see runs of private repositories, open the sign-in URL "
+               "printed below (set SCRUB_OAUTH_* to require GitHub login)", err=True)
 
 
 def sign_in_url(settings: Settings, host: str, port: int, token: str) -> str:
