@@ -202,7 +202,10 @@ def event_key(event: str, payload: dict[str, Any]) -> str | None:
     label applied again is a new request)."""
     action = payload.get("action")
     if event == "issue_comment" and (comment_id := as_int(dig(payload, "comment", "id"))) is not None:
-        return f"issue_comment.{action}:{comment_id}"[:200]
+        # With its author and words: a replay repeats them (they are signed); only a payload made
+        # up with a reused id could differ, and it then counts as another comment.
+        said = f"{dig(payload, 'comment', 'user', 'login', default='')}\n{dig(payload, 'comment', 'body', default='')}"
+        return f"issue_comment.{action}:{comment_id}:{hashlib.sha256(said.encode('utf-8', 'replace')).hexdigest()[:16]}"
     if event == "workflow_run" and (run_id := as_int(dig(payload, "workflow_run", "id"))) is not None:
         return f"workflow_run.{action}:{run_id}:{as_int(dig(payload, 'workflow_run', 'run_attempt')) or 1}"[:200]
     return None

@@ -12,11 +12,15 @@ def example(name: str) -> dict:
     return json.loads((WEBHOOK_FIXTURES / name).read_text())
 
 
-def test_a_comment_is_keyed_by_its_id_and_action():
+def test_a_comment_is_keyed_by_its_id_action_author_and_words():
     created = example("issue_comment/created.payload.json")
-    assert event_key("issue_comment", created) == f"issue_comment.created:{created['comment']['id']}"
+    key = event_key("issue_comment", created)
+    assert key.startswith(f"issue_comment.created:{created['comment']['id']}:") and len(key) < 200
+    assert event_key("issue_comment", json.loads(json.dumps(created))) == key  # a replay: the same key
     edited = example("issue_comment/edited.payload.json")
-    assert event_key("issue_comment", edited) == f"issue_comment.edited:{edited['comment']['id']}"
+    assert event_key("issue_comment", edited).startswith(f"issue_comment.edited:{edited['comment']['id']}:")
+    created["comment"]["body"] = "/scrub retry"  # not what GitHub signed for this id: another comment
+    assert event_key("issue_comment", created) != key
 
 
 def test_a_workflow_run_is_keyed_by_its_id_and_attempt():
