@@ -136,6 +136,14 @@ class People:
             return True
         return viewer.via == "session" and self.permission(run, viewer.login or "") != "none"
 
+    def can_read_or_not(self, viewer: Viewer, run: Run) -> bool:
+        """`can_read`, with "GitHub cannot say" as no (for what only names or announces runs:
+        the list's filter, the live list; a page of a run still answers 503)."""
+        try:
+            return self.can_read(viewer, run)
+        except HTTPException:
+            return False
+
     def can_write(self, viewer: Viewer, run: Run) -> bool:
         if viewer.trusted:
             return True
@@ -153,6 +161,8 @@ class People:
             raise HTTPException(503, "could not check your permission on GitHub; try again later") from None
 
     def is_private(self, run: Run) -> bool:
+        if self._github_for is None:  # no GitHub credentials: nothing is known to be public (no log line each time)
+            return True
         try:
             return self._cached(("private", run.repo.lower()), VISIBILITY_TTL_S,
                                 lambda: self._client(run).is_private(run.repo))

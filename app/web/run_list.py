@@ -52,7 +52,7 @@ def runs_page(request: Request, session: SessionDep, services: ServicesDep, view
         "runs": runs,
         "pull_requests": found.pull_requests,
         "filters": filters,
-        "choices": run_list.choices(session, None if viewer.trusted else lambda run: services.people.can_read(viewer, run)),
+        "choices": run_list.choices(session, None if viewer.trusted else lambda run: services.people.can_read_or_not(viewer, run)),
         "problems": problems,
         "newer_url": page_url(filters) if before else None,
         "older_url": page_url(filters, found.next_before) if found.next_before else None,

@@ -96,7 +96,7 @@ def runs_version(services: Any, viewer: Any = None) -> tuple[Any, ...]:
         if viewer is None or viewer.trusted:
             return run_list.activity(session, list(newest), without_repo=True)
         people = services.people
-        readable = [repo for repo, run_id in newest.items() if people.can_read(viewer, session.get(Run, run_id))]
+        readable = [repo for repo, run_id in newest.items() if people.can_read_or_not(viewer, session.get(Run, run_id))]
         return run_list.activity(session, readable, without_repo=services.settings.public_read or viewer.signed_in)
 
 

@@ -205,3 +205,22 @@ def test_logout_ends_the_session(oauth):
     assert client.post("/logout", data={"csrf_token": token}, headers={"Origin": SITE}, follow_redirects=False).status_code == 303
     assert press(client, run.id, "approve", token).status_code in (401, 403)
     assert "Sign in with GitHub" in client.get("/").text
+
+
+def test_when_github_cannot_say_a_private_repository_is_neither_named_nor_shown(tmp_path):
+    """The list's filter and the live list ask `can_read_or_not`: GitHub down is a no."""
+    from app.api.access import People, Viewer
+
+    class Down:
+        def permission(self, repo, login):
+            raise ConnectionError("GitHub is down")
+
+        def is_private(self, repo):
+            raise ConnectionError("GitHub is down")
+
+    people = People(Settings(data_dir=tmp_path, oauth_client_id="c", oauth_client_secret="s", session_secret="x" * 32),
+                    lambda installation: Down())
+    run = Run(kind="issue", repo=PRIVATE, installation_id=1)
+    assert people.can_read_or_not(Viewer("reed", "session"), run) is False
+    assert people.can_read_or_not(Viewer(None, "anonymous"), run) is False
+    assert people.can_read_or_not(Viewer("token:1", "token"), run) is True

@@ -87,7 +87,7 @@ def test_the_list_stream_of_a_viewer_who_may_not_read_a_private_repository_never
     from app.db import queries
 
     monkeypatch.setattr(sse, "POLL_S", 0.01)
-    people = SimpleNamespace(can_read=lambda viewer, run: run.repo != "o/secret")
+    people = SimpleNamespace(can_read_or_not=lambda viewer, run: run.repo != "o/secret")
     services = SimpleNamespace(database=database, people=people, settings=SimpleNamespace(public_read=True))
     sample_runs.add_run(database, repo="o/public", status="succeeded")
 
