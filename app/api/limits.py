@@ -34,8 +34,10 @@ MAX_DEPTH = 64
 INT_MAX = 2**63 - 1
 
 
-# Ids and offsets that fit the database's 64-bit columns (a larger one is a 422, not a 500).
-RunId = Annotated[int, PathParam(ge=1, le=INT_MAX)]
+# A run id fits the `run.id` column: INTEGER, 32 bits on Postgres (a larger one is a 422, not a
+# 500 from the database's "integer out of range"). Offsets fit 64 bits (OFFSET takes a bigint).
+RUN_ID_MAX = 2**31 - 1
+RunId = Annotated[int, PathParam(ge=1, le=RUN_ID_MAX)]
 Offset = Annotated[int, Query(ge=0, le=INT_MAX)]
 Sha256 = Annotated[str | None, Query(pattern="^[0-9a-f]{64}$")]  # a hex SHA-256 digest
 
