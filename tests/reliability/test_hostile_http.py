@@ -98,7 +98,7 @@ ID_ROUTES = [("GET", "/api/v1/runs/{}"), ("GET", "/runs/{}"), ("GET", "/runs/{}/
              *(("POST", "/api/v1/runs/{}/" + action) for action in ("approve", "reject", "retry", "cancel"))]
 
 
-def test_an_id_past_64_bits_is_a_422_on_every_route(server):
+def test_an_id_no_run_can_have_is_a_422_on_every_route(server):
     operator = server.operator()
     for method, route in ID_ROUTES:
         for value in (2**70, 2**63, 2**31, -1, 0, "1e3", "x"):
