@@ -104,7 +104,8 @@ class People:
             return Viewer("token:" + hashlib.sha256(value.strip().encode()).hexdigest()[:8], "token")
         session = request.scope.get("session", {})
         if self.local:
-            signed_in = self.local and hmac.compare_digest(str(session.get(LOCAL_SESSION_KEY, "")), self.local_session_mark)
+            mark = str(session.get(LOCAL_SESSION_KEY, "")).encode("utf-8", "replace")
+            signed_in = hmac.compare_digest(mark, self.local_session_mark.encode())
             return Viewer(LOCAL_USER, "local") if signed_in else ANONYMOUS
         login = session.get("user")
         return Viewer(login, "session") if isinstance(login, str) and login else ANONYMOUS

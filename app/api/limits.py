@@ -74,8 +74,7 @@ def declared_length_problem(headers: Headers, cap: int) -> BadInput | None:
 
 
 class BodyLimit:
-    """ASGI middleware: every body bounded as it streams in (see the module docstring).
-    `consumed` (for tests): the bytes of the last request's body handed to the app."""
+    """ASGI middleware: every body bounded as it streams in (see the module docstring)."""
 
     def __init__(self, app: ASGIApp, caps: dict[str, int] | None = None, default: int = MAX_FORM_BYTES) -> None:
         self.app, self.caps, self.default = app, BODY_CAPS if caps is None else caps, default
