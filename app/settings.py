@@ -125,6 +125,14 @@ class Settings(BaseSettings):
     github_web_url: str = ""  # https://github.com; derived from github_api_url when unset
     public_read: bool = True  # runs of public repositories may be read without signing in
     api_tokens: str = ""  # comma-separated bearer tokens for scripts
+    # Local mode (no OAuth): the secret `scrub serve` prints in its sign-in URL; random per start
+    # when unset. Needed to act and to read runs of private repositories.
+    local_token: str = ""
+    # Host names the status page and API answer besides loopback names and SCRUB_PUBLIC_URL's
+    # host (comma-separated; e.g. `api` for a Prometheus in the compose network). DNS rebinding.
+    allowed_hosts: str = ""
+    # `GET /metrics`: a bearer token Prometheus sends; unset: loopback clients only.
+    metrics_token: str = ""
     # Leases: a running run's worker renews its lease; the reaper resumes an expired one.
     lease_s: float = Field(60.0, gt=0)
     reaper_interval_s: float = Field(60.0, gt=0)
@@ -212,8 +220,11 @@ class Settings(BaseSettings):
         return f"{parts.scheme or 'https'}://{host}{path}"
 
     def ensure_data_dir(self) -> Path:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        return self.data_dir
+        """The data dir, made (or kept) private to this user: it holds the database, the
+        mirrors and every run's artifacts (`app.private_files`)."""
+        from app.private_files import private_dir
+
+        return private_dir(self.data_dir)
 
 
 def _own_torch_version() -> str | None:

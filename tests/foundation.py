@@ -43,11 +43,19 @@ def enqueuer() -> RecordingEnqueuer:
     return RecordingEnqueuer()
 
 
+LOCAL = "http://127.0.0.1:8000"  # a loopback name: the only kind local mode answers
+
+
 @pytest.fixture
 def client(settings: Settings, database: Database, enqueuer: RecordingEnqueuer) -> TestClient:
+    """The API as the local operator: a script that holds local mode's token (no login
+    configured), on a loopback address."""
     from app.api import create_app
 
-    with TestClient(create_app(settings, enqueuer=enqueuer)) as test_client:
+    app = create_app(settings, enqueuer=enqueuer)
+    with TestClient(app, base_url=LOCAL) as test_client:
+        if app.state.services.people.local:
+            test_client.headers["Authorization"] = f"Bearer {app.state.services.people.local_token}"
         yield test_client
 
 

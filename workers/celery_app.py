@@ -13,6 +13,7 @@ from celery import Celery
 from kombu import Exchange, Queue
 
 from app.domain import QUEUES
+from app.private_files import private_dir
 from workers import embedded_broker
 from app.settings import Settings
 
@@ -37,8 +38,10 @@ def broker_folders(data_dir: Path) -> dict[str, Path]:
 def broker_transport_options(settings: Settings) -> dict:
     if settings.embedded_broker:
         folders = broker_folders(settings.data_dir)
+        settings.ensure_data_dir()  # private (0700): the messages carry run ids and commands
         for folder in folders.values():
-            folder.mkdir(parents=True, exist_ok=True)
+            private_dir(folder.parent)
+            private_dir(folder)
         options = {name: str(path) for name, path in folders.items()}
         return {**options, "store_processed": False, "polling_interval": EMBEDDED_POLLING_INTERVAL_S}
     return {"visibility_timeout": REDIS_VISIBILITY_TIMEOUT_S}

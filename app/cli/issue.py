@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from app import approvals
 from app.cli.offline_github import OfflineGitHub, load_saved, parse_issue_url, repo_and_number
 from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, stderr
 
@@ -48,7 +49,7 @@ def run_issue(github: OfflineGitHub, repo: str, number: int, settings: Any, *, e
     from app.pipelines.issue.stages import STAGES
 
     ctx = MemoryRunContext(github=github, settings=settings, echo=echo,
-                           params={"repo": repo, "issue": number, "approved_by": "local CLI user"})
+                           params={"repo": repo, "issue": number, **approvals.trusted_local("local CLI user")})
     finished = run_pipeline(STAGES, ctx, any_queue=True)
     state: dict[str, Any] = {}
     for record in ctx.stages:

@@ -67,7 +67,10 @@ def serve(
                    "until this is fixed and scrub serve restarted (/healthz says so too)", err=True)
     worker_process = _start_worker(settings, concurrency) if with_worker and not problem else None
     sandbox = None if not with_worker else f"unavailable: {problem}" if problem else "ok"
-    api = create_app(settings, sandbox=sandbox)
+    api = create_app(settings, sandbox=sandbox, bound_host=host)
+    people = api.state.services.people
+    if people.local:  # printed once: whoever opens it is the local user (`app.api.access`)
+        typer.echo(f"local mode: to sign in, open {sign_in_url(settings, host, port, people.local_token)}", err=True)
     gc.freeze()  # what startup built lives forever: keep it out of the collector's passes
     _exit_cleanly_on_sigterm()
     try:
@@ -100,7 +103,21 @@ def check_exposure(settings: Settings, host: str, insecure_no_login: bool) -> No
             err=True,
         )
         raise typer.Exit(2)
-    typer.echo(f"local mode: no login; whoever reaches {host} is trusted (set SCRUB_OAUTH_* to require GitHub login)", err=True)
+    typer.echo("local mode: no GitHub login; to act, or to see runs of private repositories, open the sign-in URL "
+               "printed below (set SCRUB_OAUTH_* to require GitHub login)", err=True)
+
+
+def sign_in_url(settings: Settings, host: str, port: int, token: str) -> str:
+    """Local mode's sign-in URL: the public URL when set, else this host and port (loopback
+    when it listens on every interface)."""
+    from urllib.parse import quote
+
+    if settings.public_url:
+        base = settings.public_url.rstrip("/")
+    else:
+        shown = "127.0.0.1" if host in ("0.0.0.0", "::", "[::]", "") else host
+        base = f"http://{f'[{shown}]' if ':' in shown and not shown.startswith('[') else shown}:{port}"
+    return f"{base}/login?token={quote(token, safe='')}"
 
 
 def is_loopback(host: str) -> bool:

@@ -160,12 +160,15 @@ def test_scrub_serve_on_the_embedded_defaults(tmp_path, webhook_fixtures, fake_g
     fake_github.add_issue(repo, 1, title="Spelling error in the README file", body="")
     fake_github.add_collaborator(repo, "Codertocat")
     log = tmp_path / "serve.log"
-    env = scrub_env(tmp_path, webhook_secret=secret, github_token="test-token", github_api_url=fake_github.url)
+    env = scrub_env(tmp_path, webhook_secret=secret, github_token="test-token", github_api_url=fake_github.url,
+                    local_token="operator-token")
     serve = start(["serve", "--port", str(port)], env, log)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_port(port, serve)
-        http = httpx.Client(base_url=base, timeout=10)
+        # The operator's script: local mode's token (the selftest's `o/r` is unknown to GitHub:
+        # private as far as anyone without the token can tell).
+        http = httpx.Client(base_url=base, timeout=10, headers={"Authorization": "Bearer operator-token"})
         assert http.get("/healthz").json()["status"] == "ok"
 
         # A labeled issue, delivered over HTTP, is recorded, queued and picked up by the worker.
@@ -197,6 +200,7 @@ def test_scrub_serve_on_the_embedded_defaults(tmp_path, webhook_fixtures, fake_g
         comment["comment"]["body"] = "/scrub frobnicate"
         stranger = json.loads(json.dumps(comment))
         stranger["comment"]["user"]["login"] = stranger["sender"]["login"] = "stranger"
+        stranger["comment"]["id"] += 1  # another comment (the same id would be a replay: a duplicate)
         assert signed_post(http, "issue_comment", stranger, secret).status_code == 202
         assert signed_post(http, "issue_comment", comment, secret).status_code == 202
         def help_replies() -> list:

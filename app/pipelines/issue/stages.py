@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
+from app import approvals
 from app.domain import RunStatus, Verdict
 from app.engine.verdict import bisect as bisection
 from app.engine.verdict import classify as verdicts
@@ -166,9 +167,10 @@ def review(ctx: RunContext, state: IssueState) -> StageResult:
     findings = [f.to_dict() for f in security.scan(repro.source)]
     role = role_of(ctx.github, repo, repro.author or "")
     collaborator = may_write(role)
-    output = {"findings": findings, "collaborator": collaborator}
-    approved_by = ctx.params.get("approved_by")
-    if approved_by:
+    code = approvals.digest(repro.source)  # an approval is of this exact code (`app.approvals`)
+    output = {"findings": findings, "collaborator": collaborator, approvals.OUTPUT_KEY: code}
+    approved_by = ctx.params.get(approvals.BY)
+    if approved_by and approvals.approved(ctx.params, code):
         return StageResult(summary=f"approved by {approved_by} ({len(findings)} findings)",
                            output=output | {"approved_by": approved_by})
     if state.label_role in TRIAGE_ROLES and not findings:
@@ -177,6 +179,8 @@ def review(ctx: RunContext, state: IssueState) -> StageResult:
     if collaborator and not findings:
         return StageResult(summary=f"{repro.author}'s role is {role}; no findings", output=output)
     why = f"{len(findings)} findings" if findings else f"{repro.author}'s role is {role}, not write"
+    if approved_by:  # approved, but other code: the issue changed since (a retry, a restart)
+        why += f"; {approved_by} approved other code (sha256 {str(ctx.params.get(approvals.DIGEST))[:12]}), not this"
     notice = render_notice(Notice(Verdict.awaiting_approval, source_url=repro.url, findings=findings,
                                   run_url=_run_url(ctx)))
     ctx.github.upsert_comment(repo, number, comment_marker(ctx.run_id, "issue"), notice)

@@ -144,6 +144,7 @@ class IssueState(PipelineState):
     findings: list[Finding] = field(default_factory=list)
     collaborator: bool = False
     approved_by: str | None = None
+    approval_sha256: str | None = None  # the code reviewed: what an approval is of (`app.approvals`)
     # reproduce
     reproduction: Reproduction | None = None
     hardware: str | None = None  # what it needs that no worker has
