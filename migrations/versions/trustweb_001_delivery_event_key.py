@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "trustweb_001"
-down_revision = "status_ops_001"
+down_revision = "ciclass_001"
 branch_labels = None
 depends_on = None
 
