@@ -211,10 +211,11 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, "/_fake/writes", "GET", h.list_writes(fake), auth="none"),
         git_route(fake),
     ]
+    from tests.fakes.fake_github_commits import commit_routes
     from tests.fakes.fake_github_manifest import manifest_routes
     from tests.fakes.fake_github_oauth import oauth_routes
 
-    app = Starlette(routes=routes + oauth_routes(fake) + manifest_routes(fake))
+    app = Starlette(routes=routes + commit_routes(fake) + oauth_routes(fake) + manifest_routes(fake))
     app.state.fake = fake
     return app
 
