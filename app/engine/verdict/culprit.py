@@ -228,8 +228,8 @@ def evidence(culprit: Culprit) -> list[str]:
             said = ("reproduces" if outcome else "passes") if outcome is not None else \
                 f"could not be tested ({tried.get('why') or 'another outcome'})"
             runs = int(tried.get("runs") or 0)
-            lines.append(f"- {level.name(str(tried.get('label')))}: {said}"
-                         + (f" ({runs} run{'s' if runs != 1 else ''})" if runs else " (known)"))
+            count = f" ({runs} run{'s' if runs != 1 else ''})" if runs else " (known)" if outcome is not None else ""
+            lines.append(f"- {level.name(str(tried.get('label')))}: {said}{count}")
     if culprit.note:
         lines.append(culprit.note)
     return lines

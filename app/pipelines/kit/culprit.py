@@ -21,6 +21,7 @@ orchestration: the runs are `kit.probes`, the searches `app.engine.verdict.bisec
 from __future__ import annotations
 
 import time
+import zipfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -42,7 +43,8 @@ from app.pipelines.kit.probes import probe_on
 
 K = 2  # probes per round, run in parallel
 WHY_KEEP = 200
-UNTESTABLE = (ProvisionError, IndexUnavailable, builds.CannotBuild, GitHubAPIError, OSError, ValueError)
+UNTESTABLE = (ProvisionError, IndexUnavailable, builds.CannotBuild, GitHubAPIError, OSError, ValueError,
+              zipfile.BadZipFile)
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,10 @@ class Search:
 
 
 def _untested(exc: BaseException, what: str) -> ProbeAnswer:
-    return ProbeAnswer(UNKNOWN, 0, f"{what}: {' '.join(str(exc).split())}"[:WHY_KEEP])
+    """Could not be tested: `what` and the line that says why (an installer's last `ERROR:` line)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+    errors = [line for line in lines if line.startswith("ERROR")]
+    return ProbeAnswer(UNKNOWN, 0, f"{what}: {' '.join((errors or lines)[-1 if errors else 0].split())}"[:WHY_KEEP])
 
 
 class _Searcher:
@@ -144,38 +149,40 @@ class _Searcher:
         labels = [older.label, *[n.label for n in nightlies], newer.label]
         level = self.bisect(NIGHTLY, labels, {older.label: older.reproduces, newer.label: newer.reproduces}, probe)
         found = level.result
-        if not found.certain:
-            before, after = found.changed_between or (older.label, newer.label)
-            return self.culprit(NIGHTLY, before, after, False, untested=list(found.untested),
-                                note="Builds between these could not be tested, so the change may lie in any of them.")
-        before, after = found.last_unchanged or "", found.first_changed or ""
+        if not found.changed_between:
+            return self.culprit(RELEASE, older.label, newer.label, True,
+                                note="No nightly could be tested, so the range stays between these two builds.")
+        before, after = found.changed_between
         if before not in by_label or after not in by_label:
-            return self.culprit(NIGHTLY, before, after, True,
-                                note="The change is between a release and the nightly next to it: a release is "
-                                     "built from its own branch, so no commit range on main joins them.")
-        return self.commit_level(by_label[before], by_label[after], found.probes)
+            return self.culprit(NIGHTLY, before, after, found.certain, untested=list(found.untested),
+                                note="The change is between a release and a nightly: a release is built from its "
+                                     "own branch, so no commit range on main joins them.")
+        # Untested nightlies between the two are holes in the commit range too, not a stop.
+        return self.commit_level(by_label[before], by_label[after], found)
 
-    def commit_level(self, first: Nightly, second: Nightly, outcomes: dict[str, bool]) -> Culprit:
-        github = self.ctx.github
+    def commit_level(self, first: Nightly, second: Nightly, nightlies: bisection.BisectResult) -> Culprit:
+        github, outcomes = self.ctx.github, nightlies.probes
+
+        def stop(note: str, **extra: Any) -> Culprit:
+            return self.culprit(NIGHTLY, first.label, second.label, nightlies.certain,
+                                untested=list(nightlies.untested), note=note, **extra)
+
         if github is None or not hasattr(github, "compare_commits"):
-            return self.culprit(NIGHTLY, first.label, second.label, True,
-                                note="No GitHub connection to read the commits between the two nightlies.")
+            return stop("No GitHub connection to read the commits between the two nightlies.")
         try:
             env_a, env_b = self.nightly_env(first), self.nightly_env(second)
             source_a = builds.source_commit(github, self.repo, builds.git_version(env_a) or "")
             source_b = builds.source_commit(github, self.repo, builds.git_version(env_b) or "")
             compared = github.compare_commits(self.repo, source_a, source_b)
         except UNTESTABLE as exc:
-            return self.culprit(NIGHTLY, first.label, second.label, True,
-                                note=f"The commits between the two nightlies could not be read: {exc}"[:400])
+            return stop(f"The commits between the two nightlies could not be read: {exc}"[:400])
         listed = [Commit(str(c["sha"]), str((c.get("commit") or {}).get("message") or "").split("\n", 1)[0],
                          (pulls_in_message(str((c.get("commit") or {}).get("message") or ""), self.repo) or [None])[0])
                   for c in compared.get("commits") or []]
         total = int(compared.get("total_commits") or len(listed))
         if compared.get("status") != "ahead" or not listed or len(listed) < total:
-            return self.culprit(NIGHTLY, first.label, second.label, True, commits_in_range=total,
-                                note=f"The {total} commits between the two nightlies' sources could not all be "
-                                     "listed in order, so single commits were not tried.")
+            return stop(f"The {total} commits between the two nightlies' sources could not all be listed in "
+                        "order, so single commits were not tried.", commits_in_range=total)
         messages = {str(c["sha"]): str((c.get("commit") or {}).get("message") or "")
                     for c in compared.get("commits") or []}
         shas = [c.sha for c in listed]
