@@ -12,6 +12,7 @@ from app.domain import DEFAULT_QUEUE
 
 RUN_PIPELINE_TASK = "scrub.run_pipeline"
 HANDLE_COMMENT_TASK = "scrub.handle_comment"
+PROGRESSION_TICK_TASK = "scrub.progression_tick"  # Celery beat's (workers/schedule.py)
 
 
 class Enqueuer(Protocol):

@@ -12,7 +12,7 @@ from app.db.session import database_for
 from app.github.connect import github_client
 from app.domain import CommandRequest
 from app.settings import get_settings
-from workers.enqueue import HANDLE_COMMENT_TASK, RUN_PIPELINE_TASK, CeleryEnqueuer
+from workers.enqueue import HANDLE_COMMENT_TASK, PROGRESSION_TICK_TASK, RUN_PIPELINE_TASK, CeleryEnqueuer
 from workers.execute import WorkerServices, execute_command, execute_run, fail_run, is_transient
 
 MAX_RETRIES = 4
@@ -63,3 +63,12 @@ def _handle_comment(self: Any, request: CommandRequest) -> str:
         if not is_transient(exc):
             raise
         raise self.retry(exc=exc, countdown=services.settings.retry_delay_s * 2**self.request.retries)
+
+
+@shared_task(name=PROGRESSION_TICK_TASK, bind=True)
+def progression_tick(self: Any) -> int:
+    """Celery beat's tick: start the progression re-checks that are due (workers/schedule.py)."""
+    from workers.schedule import tick
+
+    services = worker_services(self.app)
+    return len(tick(services.settings, services.database, services.enqueuer))
