@@ -15,7 +15,7 @@ from typing import Any
 
 from app.domain import Verdict
 from app.engine.report.render import no_mentions
-from app.engine.verdict.culprit import NIGHTLY, Culprit, describe, evidence, ref
+from app.engine.verdict.culprit import NIGHTLY, RELEASE, Culprit, describe, evidence, ref
 
 FIXED_LABEL = "fixed"
 PASSES_NOW_LABEL = "passes now"
@@ -67,7 +67,7 @@ def issue_comment(params: dict[str, Any], state: Any, closes: bool) -> str:
              + (f" by {ref(pull, culprit.repo, repo)}." if pull else "."), "",
              f"Witness: {no_mentions(state.witness)}.",
              f"Now: the repro runs to completion on {label} ({state.runs} clean runs in a row).", ""]
-    if culprit is not None:
+    if culprit is not None and culprit.level != RELEASE:
         lines.append(f"Culprit: {no_mentions(describe(culprit, repo))}.")
         lines += _probes(culprit) + [""]
     lines.append(f"(Re-checked by Scrubbot: {reason}.) "

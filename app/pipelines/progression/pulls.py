@@ -3,9 +3,9 @@
 The CI job verified that its test fails (it xfails) at the commit where the failure was seen:
 that is the witness. Here the test runs, without its expected-failure marker, on the default
 branch's tip, in the sandbox, over the repository's own checkout (placed on top for the run,
-never written into the checkout). It must pass every one of the runs the measured failure rate
-needs (`ProbePlan`: 3 for a deterministic failure... up to 10 for a flaky one) to count as
-fixed; one failing run says it still fails; anything else (no test collected, an error, a
+never written into the checkout). It must pass every one of the runs the failure rate the CI
+job's reruns measured needs (`ProbePlan` for the low end of its 95% interval: 4 for a failure
+seen in 5 of 5 reruns, up to 10 for a flaky one; at least 3) to count as fixed; one failing run says it still fails; anything else (no test collected, an error, a
 timeout) is inconclusive. For a fix, the commits between the failing commit and the tip are
 listed (`GET /compare`) with the PRs their messages name: the fix is among them.
 """
@@ -27,7 +27,7 @@ from app.pipelines.kit.sandbox import tree_runner
 from app.pipelines.kit.xfail import pytest_counts
 
 MIN_RUNS, MAX_RUNS = 3, 10
-FIXED_RATE = 0.2
+UNMEASURED_RATE = 0.2  # no reruns measured: the rate the issue kind's "fixed" is sized for
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,10 @@ class AtTip:
 
 
 def runs_plan(rerun: dict | None) -> ProbePlan:
-    """Passing runs needed: for the low end of the CI reruns' failure rate (at most 20%)."""
+    """Passing runs needed: for the low end of the CI reruns' failure rate (module docstring)."""
     interval = (rerun or {}).get("interval")
-    low = float(interval[0]) if isinstance(interval, (list, tuple)) and interval else 1.0
-    plan = ProbePlan.for_rate(min(FIXED_RATE, low) if low > 0 else FIXED_RATE, max_runs=MAX_RUNS)
+    low = float(interval[0]) if isinstance(interval, (list, tuple)) and interval else UNMEASURED_RATE
+    plan = ProbePlan.for_rate(low if low > 0 else UNMEASURED_RATE, max_runs=MAX_RUNS)
     return plan if plan.clean_runs >= MIN_RUNS else ProbePlan(MIN_RUNS, plan.design_rate)
 
 
