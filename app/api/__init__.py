@@ -19,7 +19,7 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None, sandbox:
     """`enqueuer` defaults to Celery on the configured broker; tests pass a recording one.
     `sandbox`: what the shell found of this host's sandbox (`ok`, `unavailable: <why>`), for
     `/healthz` (the HTTP side never runs the engine's probe itself)."""
-    from app.api import health, login, metrics, runs, webhooks
+    from app.api import health, login, metrics, runs, tracked, webhooks
     from app.api.access import People
     from app.api.sessions import SessionMiddleware
     from app.web import api_docs, errors, pages
@@ -43,7 +43,8 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None, sandbox:
     closed = {"openapi_url": None} if settings.oauth_configured else {}
     app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None, **closed)
     app.state.services = services
-    for router in (health.router, metrics.router, webhooks.router, login.router, runs.router, pages.router):
+    for router in (health.router, metrics.router, webhooks.router, login.router, runs.router, tracked.router,
+                   pages.router):
         app.include_router(router)
     if not settings.oauth_configured:
         app.include_router(api_docs.router)
