@@ -154,3 +154,45 @@ def test_through_the_worker_a_fix_is_closed_once_and_a_live_bug_gets_no_comment(
     assert [r.verdict for r in live] == ["reproduces", "reproduces"]  # the day's budget: two re-checks
     assert fake_github.comments("o/live", 2) == [] and fake_github.writes_to(path_contains="/o/live/") == []
     database.dispose()
+
+
+def test_celery_beat_carries_the_tick_and_refuses_the_embedded_broker(tmp_path):
+    from workers.celery_app import create_celery
+    from workers.enqueue import PROGRESSION_TICK_TASK
+
+    app = create_celery(Settings(data_dir=tmp_path, broker_url="redis://127.0.0.1:1", progression_tick_s=42))
+    assert app.conf.beat_schedule["progression"] == {"task": PROGRESSION_TICK_TASK, "schedule": 42.0,
+                                                     "options": {"queue": "default"}}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRUB_")} | {"SCRUB_DATA_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "app.cli.main", "beat"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "scrub beat needs a real broker" in done.stderr
+
+
+@pytest.mark.services
+def test_scrub_beat_on_redis_ticks_through_a_worker(tmp_path, redis_server, postgres_url):
+    upgrade(postgres_url)
+    database = Database(postgres_url)
+    found(database, "o/r", 1, STILL_BROKEN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRUB_")} | {
+        "SCRUB_DATA_DIR": str(tmp_path / "data"), "SCRUB_BROKER_URL": redis_server, "SCRUB_DATABASE_URL": postgres_url,
+        "SCRUB_PROGRESSION_TICK_S": "1", "SCRUB_ENVIRONMENTS": f"old={sys.executable},new={sys.executable}",
+        "SCRUB_GITHUB_API_URL": "http://127.0.0.1:9", "SCRUB_GITHUB_TOKEN": "t"}  # never the real GitHub
+    logs = [(tmp_path / f"{name}.log").open("wb") for name in ("beat", "worker")]
+    processes = [subprocess.Popen([sys.executable, "-m", "app.cli.main", *args], cwd=ROOT, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+                 for args, log in ((["beat"], logs[0]), (["worker", "-Q", "default", "-c", "1"], logs[1]))]
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        while not progression_runs(database) and time.monotonic() < deadline:
+            time.sleep(0.5)
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(60)
+        for log in logs:
+            log.close()
+    runs = progression_runs(database)
+    assert [(r.repo, r.issue, r.trigger) for r in runs] == [("o/r", 1, "schedule: new build new")], \
+        (tmp_path / "beat.log").read_text()[-3000:] + (tmp_path / "worker.log").read_text()[-3000:]
+    database.dispose()

@@ -38,6 +38,9 @@ def check(ctx: RunContext, state: ProgressionState) -> StageResult:
     params = ctx.params
     repo, number, target = str(params["repo"]), int(params["number"]), params.get("target", ISSUE)
     gpu = bool(params.get("needs_cuda") or params.get("needs_gpu"))
+    if ctx.github is None:
+        return StageResult(summary="no GitHub to re-check against", output={"verdict": Verdict.inconclusive},
+                           end=RunStatus.skipped, verdict=Verdict.inconclusive)
     if target == PULL:
         pull = ctx.github.get_pull(repo, number)
         if pull.get("state") != "open":
