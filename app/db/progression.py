@@ -59,7 +59,10 @@ def tracked(session: Session) -> list[TrackedBug]:
                                     and r.id is not None], "reproduce")
     bugs: dict[tuple[str, int, str], dict[str, Any]] = {}
     for run in runs:
-        if run.kind == RunKind.issue and run.issue and run.status not in ACTIVE:
+        if run.kind == RunKind.issue and run.issue and run.status in ACTIVE:
+            if (key := _key(run.repo, run.issue, ISSUE)) in bugs:  # scrubbed again right now: wait for it
+                bugs[key]["active_run"] = run.id
+        elif run.kind == RunKind.issue and run.issue:
             key = _key(run.repo, run.issue, ISSUE)
             if run.verdict == Verdict.reproduces:
                 result = (reproduced.get(run.id or 0, {}).get("reproduction") or {}).get("result") or {}

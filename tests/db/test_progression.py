@@ -100,3 +100,9 @@ def test_a_run_s_state_is_its_finished_stages_merged(database):
     with database.session() as session:
         state = progression.run_state(session, source)
     assert state["repro"]["source"] == "raise RuntimeError('x')\n" and state["verdict"] == "reproduces"
+
+
+def test_a_scrub_of_the_issue_in_progress_holds_its_re_checks(database):
+    found(database)
+    scrub = add(database, kind="issue", issue=7, status="running")
+    assert bugs(database)[("o/r", 7, "issue")].active_run == scrub

@@ -47,7 +47,7 @@ def check(ctx: RunContext, state: ProgressionState) -> StageResult:
             return StageResult(summary=f"{repo}#{number} is {'merged' if pull.get('merged') else 'closed'}: "
                                        "nothing to re-check", output={"verdict": Verdict.closed},
                                end=RunStatus.skipped, verdict=Verdict.closed)
-        base = str(params.get("base") or pull.get("base", {}).get("ref") or "main")
+        base = str((pull.get("base") or {}).get("ref") or params.get("base") or "main")  # where the PR points
         head = remote_branch_tip(remote_for(ctx, repo), base)
         if not head:
             return StageResult(summary=f"{repo} has no branch {base}", output={"verdict": Verdict.inconclusive},

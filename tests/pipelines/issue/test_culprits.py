@@ -102,3 +102,15 @@ def test_a_search_that_stayed_between_releases_adds_no_culprit_line(monkeypatch)
     state, ctx = scrub(monkeypatch, world, FIXED_NOW, stayed)
     assert "Culprit:" not in state["publish"]["comment"]
     assert "No nightly on the index lies between 2.2 and 2.3." in ctx.artifacts["report.md"][1]
+
+
+def test_a_failed_culprit_search_leaves_the_release_range_standing(monkeypatch):
+    world = World({"2.0": [BUG], "2.1": [BUG], "2.2": [BUG], "2.3": [CLEAN], "2.4": [CLEAN]})
+
+    def broken(older_fails):
+        raise ConnectionError("the nightly index went away")
+
+    state, ctx = scrub(monkeypatch, world, FIXED_NOW, Recorder(broken))
+    assert state.get("culprit") is None and state["bisect"]["first_changed"] == "2.3"
+    assert next(r.status for r in ctx.stages if r.stage == "bisect") == "done"
+    assert any("culprit search failed, the release range stands: ConnectionError" in line for line in ctx.lines)
