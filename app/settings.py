@@ -95,6 +95,13 @@ class Settings(BaseSettings):
     # command that makes a wheel of a commit (it writes one into $SCRUBBOT_BUILD_OUT).
     torch_nightly_index_url: str = ""
     build_command: str = ""
+    # The repository torch builds come from: culprits name its commits and PRs.
+    torch_repo: str = "pytorch/pytorch"
+    # Progression: open bugs re-checked on each new build and at least every interval, at most
+    # this many runs per repository per day (0: off); the scheduler looks every tick.
+    progression_runs_per_day: int = Field(20, ge=0)
+    progression_interval_s: float = Field(86400.0, gt=0)
+    progression_tick_s: float = Field(900.0, gt=0)
     sandbox: SandboxKind | None = None
     sandbox_memory_mb: int = Field(4096, gt=0)
     repro_timeout: float = Field(120.0, gt=0)

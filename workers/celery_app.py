@@ -15,6 +15,7 @@ from kombu import Exchange, Queue
 from app.domain import QUEUES
 from app.private_files import private_dir
 from workers import embedded_broker
+from workers.enqueue import PROGRESSION_TICK_TASK
 from app.settings import Settings
 
 TASK_SOFT_TIME_LIMIT_S = 45 * 60  # above the longest stage budget (repro + fix + PR phases)
@@ -70,6 +71,9 @@ def create_celery(settings: Settings) -> Celery:
         worker_prefetch_multiplier=1,
         worker_hijack_root_logger=False,
         timezone="UTC",
+        # `scrub beat` (a real broker): the progression scheduler's tick (workers/schedule.py).
+        beat_schedule={"progression": {"task": PROGRESSION_TICK_TASK, "schedule": settings.progression_tick_s,
+                                       "options": {"queue": QUEUES[0]}}},
     )
     return app
 

@@ -18,6 +18,7 @@ RUN_PIPELINE_TASK = "scrub.run_pipeline"
 HANDLE_COMMENT_TASK = "scrub.handle_comment"
 REPRO_JOB_TASK = "scrub.repro_job"  # workers/jobs.py
 REPRO_RESULT_TASK = "scrub.repro_result"
+PROGRESSION_TICK_TASK = "scrub.progression_tick"  # Celery beat's (workers/schedule.py)
 
 
 class Enqueuer(Protocol):

@@ -20,6 +20,7 @@ from app.settings import get_settings
 from workers.beats import send_beat
 from workers.enqueue import (
     HANDLE_COMMENT_TASK,
+    PROGRESSION_TICK_TASK,
     REPRO_JOB_TASK,
     REPRO_RESULT_TASK,
     RUN_PIPELINE_TASK,
@@ -127,3 +128,12 @@ def repro_result(self: Any, result: dict) -> str:
             if not is_transient(exc):
                 raise
             raise self.retry(exc=exc, countdown=services.settings.retry_delay_s * 2**self.request.retries)
+
+
+@shared_task(name=PROGRESSION_TICK_TASK, bind=True)
+def progression_tick(self: Any) -> int:
+    """Celery beat's tick: start the progression re-checks that are due (workers/schedule.py)."""
+    from workers.schedule import tick
+
+    services = worker_services(self.app)
+    return len(tick(services.settings, services.database, services.enqueuer))

@@ -23,7 +23,7 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None, sandbox:
     mode's secret (`scrub serve` prints it; default `SCRUB_LOCAL_TOKEN`, else random: see
     `app.state.services.people.local_token`). `bound_host`: the address `scrub serve --host`
     listens on, a name this server answers to (`app.api.hosts`)."""
-    from app.api import health, login, metrics, runs, signatures, webhooks
+    from app.api import health, login, metrics, runs, signatures, tracked, webhooks
     from app.api.access import People
     from app.api.hosts import TrustedHosts, trusted_names
     from app.api.limits import BodyLimit
@@ -50,7 +50,7 @@ def create_app(settings: Settings, *, enqueuer: Enqueuer | None = None, sandbox:
     closed = {"openapi_url": None} if settings.oauth_configured else {}
     app = FastAPI(title="Scrubbot", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None, **closed)
     app.state.services = services
-    for router in (health.router, metrics.router, webhooks.router, login.router, runs.router, signatures.router,
+    for router in (health.router, metrics.router, webhooks.router, login.router, runs.router, signatures.router, tracked.router,
                    pages.router):
         app.include_router(router)
     if not settings.oauth_configured:

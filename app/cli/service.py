@@ -21,6 +21,7 @@ WORKER_STOP_TIMEOUT_S = 20
 def register(app: typer.Typer) -> None:
     app.command()(serve)
     app.command()(worker)
+    app.command()(beat)
     app.command()(migrate)
 
 
@@ -167,6 +168,10 @@ def worker(
     if trusted:  # resumes runs of dead workers and renews the leases of live repro jobs
         control = create_celery(settings)
         start_reaper(settings, CeleryEnqueuer(control), beats=lambda: drain(control))
+        if settings.embedded_broker:  # no beat on the embedded broker: this worker ticks progression itself
+            from workers.schedule import start_scheduler
+
+            start_scheduler(settings, CeleryEnqueuer(create_celery(settings)))
     argv = worker_argv(settings, names, concurrency, loglevel)
     celery.worker_main(["--quiet", *argv] if json_lines else argv)  # --quiet: no ASCII-art banner
 
@@ -183,6 +188,22 @@ CREDENTIALS = {
 def held_credentials(settings: Settings) -> list[str]:
     """The credential settings this process was given (names only)."""
     return [name for field, name in CREDENTIALS.items() if str(getattr(settings, field, "") or "").strip()]
+
+
+def beat(loglevel: Annotated[str, typer.Option("--loglevel")] = "INFO") -> None:
+    """Celery beat: starts progression's re-checks every SCRUB_PROGRESSION_TICK_S (one per deployment,
+    on Redis; the embedded default's worker ticks by itself)."""
+    from workers.celery_app import create_celery
+
+    settings = get_settings()
+    if settings.embedded_broker:
+        typer.echo("error: scrub beat needs a real broker (SCRUB_BROKER_URL=redis://...); on the embedded "
+                   "default, scrub serve and scrub worker start the progression re-checks themselves", err=True)
+        raise typer.Exit(2)
+    settings.ensure_data_dir()
+    _configure_logs(settings, loglevel)
+    schedule_file = settings.data_dir / "celerybeat-schedule"
+    create_celery(settings).start(["beat", "--schedule", str(schedule_file), "--loglevel", loglevel])
 
 
 def _configure_logs(settings: Settings, level: str | None = None) -> bool:

@@ -55,6 +55,8 @@ def active_key(kind: str, repo: str, issue: int | None, params: dict[str, Any] |
     """What "one active run per target" counts: the issue, or the CI failure's fingerprint."""
     if kind == RunKind.issue and repo and issue:
         return f"issue:{repo.lower()}#{issue}"
+    if kind == RunKind.progression and repo and issue:  # one re-check of a bug at a time
+        return f"progression:{repo.lower()}:{(params or {}).get('target', 'issue')}#{issue}"
     fingerprint = (params or {}).get("fingerprint")
     if kind == RunKind.ci_failure and isinstance(fingerprint, str) and fingerprint:
         return f"ci:{repo.lower()}:{fingerprint}"[:300]

@@ -332,4 +332,8 @@ def update_pull(request: Request, repo: RepoState, body: Any) -> Response:
     if "base" in (body or {}):
         pr["base"]["ref"] = body["base"]
     pr["updated_at"] = now_iso()
+    twin = repo.issues.get(pr["number"])  # the PR's issue side shows the same state
+    if twin is not None and "state" in (body or {}):
+        twin.update(state=pr["state"], closed_at=now_iso() if pr["state"] == "closed" else None)
+        pr["closed_at"] = twin["closed_at"]
     return JSONResponse(pr)

@@ -225,10 +225,11 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         git_route(fake),
     ]
     from tests.fakes.fake_github_ci import ci_routes
+    from tests.fakes.fake_github_commits import commit_routes
     from tests.fakes.fake_github_manifest import manifest_routes
     from tests.fakes.fake_github_oauth import oauth_routes
 
-    app = Starlette(routes=routes + ci_routes(fake) + oauth_routes(fake) + manifest_routes(fake))
+    app = Starlette(routes=routes + ci_routes(fake) + commit_routes(fake) + oauth_routes(fake) + manifest_routes(fake))
     app.state.fake = fake
     return app
 

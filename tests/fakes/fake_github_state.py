@@ -217,6 +217,9 @@ class FakeGitHubState:
                 "updated_at": now_iso(),
             }
             r.pulls[number] = pr
+            if number not in r.issues:  # on GitHub every PR is an issue too (comments, labels)
+                self.add_issue(repo, number, title=title, body=body, user=user, state=state,
+                               pull_request={"url": pr["url"], "html_url": pr["html_url"]})
             return pr
 
     def _next_number(self, r: RepoState) -> int:

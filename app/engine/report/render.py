@@ -125,6 +125,10 @@ class IssueComment:
     source_first_line: str | None = None
     source_why: str | None = None
     witness: str | None = None  # for "no longer reproduces": what shows this script once failed
+    # The change narrowed to nightlies and commits: "regressed in #12 (nightly ... passes, ... fails)",
+    # and the probes behind it, one line per build tried.
+    culprit: str | None = None
+    culprit_evidence: list[str] = field(default_factory=list)
 
 
 def render_issue_comment(comment: IssueComment) -> str:

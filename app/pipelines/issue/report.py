@@ -27,6 +27,9 @@ from collections.abc import Sequence
 from app.domain import StageSummary, Verdict
 from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
+from app.engine.verdict.culprit import RELEASE
+from app.engine.verdict.culprit import describe as describe_culprit
+from app.engine.verdict.culprit import evidence as culprit_evidence
 from app.engine.verdict.signature import traceback_frames
 
 from app.engine.verdict import classify as verdicts
@@ -108,10 +111,19 @@ def _comment(state: IssueState) -> str | None:
         comment.fixed_in, comment.last_broken = after, before
     elif found and after and found.oldest_outcome is False:
         comment.regressed_in, comment.last_good = after, before
+    if state.culprit and state.culprit.level != RELEASE:  # the culprit line: the PR and its probes
+        comment.culprit = describe_culprit(state.culprit, _repo_of(state.issue))
+        comment.culprit_evidence = culprit_evidence(state.culprit)
     if verdict == verdicts.DIFFERENT:
         comment.different_error = reproduction.description
         comment.reported_error = verdicts.describe_reported(plain(state.reported))
     return render_issue_comment(comment)
+
+
+def _repo_of(issue: Json) -> str:
+    """`owner/name` from the issue's URL (PR references to it are written `#N`)."""
+    parts = str(issue.get("html_url") or "").split("/")
+    return "/".join(parts[3:5]) if len(parts) > 4 else ""
 
 
 def _repro_used(repro: Any) -> str:
@@ -267,6 +279,10 @@ def _sections(state: IssueState) -> list[Section]:
         sections.append(Section("Reproduction", f"{head}\n\n{fence(result.get('output_tail') or '(no output)', 'text')}"))
     if lines := _bisection_lines(state.bisect, state.bisect_plan):
         sections.append(Section("Bisection", "\n".join(lines)))
+    if state.culprit:
+        said = describe_culprit(state.culprit, _repo_of(state.issue))
+        sections.append(Section("Culprit", no_mentions("\n".join([said[:1].upper() + said[1:] + ".", "",
+                                                                  *culprit_evidence(state.culprit)]))))
     if minimized := state.minimized:
         sections.append(Section("Minimized Repro", f"{minimized.original_lines} -> {minimized.final_lines} "
                                 f"lines.\n\n{fence(minimized.source, 'python')}"))

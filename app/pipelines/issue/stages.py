@@ -34,9 +34,11 @@ from app.engine.issue import loose, repro_facts
 from app.engine.issue import review as security
 from app.engine.report.render import Notice, render_notice
 from app.engine.verdict.classify import FIXED, REPRODUCES
+from app.engine.verdict.culprit import RELEASE
+from app.engine.verdict.culprit import describe as describe_culprit
 from app.github.permissions import may_write, role_of
 from app.github.port import comment_marker
-from app.pipelines.issue import evidence, runner
+from app.pipelines.issue import culprits, evidence, runner
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
 from app.pipelines.issue import dedup
 from app.pipelines.issue.report import build_report
@@ -234,7 +236,8 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
 
 
 def bisect(ctx: RunContext, state: IssueState) -> StageResult:
-    """When it passes now (or on `/scrub bisect`): the first environment where the outcome changes."""
+    """When it passes now (or on `/scrub bisect`): the first environment where the outcome changes,
+    then (`culprits.py`) the nightlies and commits between the two releases around it, and the PR."""
     if skipped := _skip(state):
         return skipped
     envs = ctx.settings.environment_map
@@ -254,7 +257,12 @@ def bisect(ctx: RunContext, state: IssueState) -> StageResult:
             run_all=lambda probe, batch: list(pool.map(probe, batch)),
         )
     summary = bisection.describe_change(found, found.probes.get)
-    return StageResult(summary=summary, output={"bisect": found, "bisect_plan": plan})
+    output: dict[str, Any] = {"bisect": found, "bisect_plan": plan}
+    if narrowed := culprits.narrow(ctx, state, found, plan):
+        output["culprit"] = narrowed
+        if narrowed.level != RELEASE:
+            summary += f"; {describe_culprit(narrowed, str(ctx.params['repo']))}"
+    return StageResult(summary=summary, output=output)
 
 
 def minimize(ctx: RunContext, state: IssueState) -> StageResult:

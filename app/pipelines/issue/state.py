@@ -27,6 +27,7 @@ from app.engine.verdict.values import StatedValues
 from app.engine.verdict.witness import Witness
 from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
+from app.engine.verdict.culprit import Culprit
 from app.pipelines.state import PipelineState, from_known
 
 Json = dict[str, Any]
@@ -114,6 +115,7 @@ class IssueState(PipelineState):
         "reproduction": Reproduction.from_dict,
         "bisect": BisectResult.from_dict,
         "bisect_plan": ProbePlan.from_dict,
+        "culprit": Culprit.from_dict,
         "minimized": Minimized.from_dict,
         "publish": PublishPlan.from_dict,
         "alternates": lambda items: [Repro.from_dict(r) for r in items],
@@ -152,6 +154,7 @@ class IssueState(PipelineState):
     # bisect, minimize
     bisect: BisectResult | None = None
     bisect_plan: ProbePlan | None = None  # the clean runs that made a release "absent"
+    culprit: Culprit | None = None  # the range narrowed to nightlies and commits, and the PR
     minimized: Minimized | None = None
     # report, publish
     publish: PublishPlan | None = None
