@@ -23,7 +23,8 @@ def test_beats_cross_the_broker_and_renew_only_the_waiting_jobs_lease(tmp_path, 
                  Beat("live", run.id, "work", 30.0)):
         send_beat(app, beat)
     beats = drain(app)
-    assert [b.job_id for b in beats] == ["live", "stale", "live"] and drain(app) == []  # read once
+    # every beat arrives once (the embedded broker does not keep the order of messages sent together)
+    assert sorted(b.job_id for b in beats) == ["live", "live", "stale"] and drain(app) == []
     assert apply_beats(database, beats) == 1  # the stale job's beat renews nothing
     with database.session() as session:
         stored = session.get(Run, run.id)
