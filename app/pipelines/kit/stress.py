@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.engine.git.tree import write_text
+from app.engine.git.tree import Checkout
 from app.engine.testgen.repro_test import GeneratedTest
 from app.engine.testgen.stress import (
     BudgetCheck,
@@ -52,11 +52,11 @@ class Stressed:
                 "knobs": self.knobs.__dict__, "described": self.described}
 
 
-def _write(worktree: Path, test: GeneratedTest) -> None:
-    write_text(worktree, test.path, test.source)  # never through a link of the checkout
+def _write(worktree: Checkout, test: GeneratedTest) -> None:
+    worktree.write_text(test.path, test.source)  # never through a link of the checkout
 
 
-def stress(ctx: RunContext, worktree: Path, node: str, reason: str, clock: PhaseClock, *,
+def stress(ctx: RunContext, worktree: Checkout, node: str, reason: str, clock: PhaseClock, *,
            stage: str) -> Stressed | StageResult:
     """Measure, check the budget, tune and verify the stress test of `node`; a halt result (for
     the stage `stage`) when there is no time left to measure or the measuring run broke."""
