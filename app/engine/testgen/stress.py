@@ -52,6 +52,7 @@ class StressMeasurement:
     elapsed_s: float
     workers: int
     first_failure: str = ""
+    first_failure_s: float | None = None  # seconds from the start of the run to its first failure
 
     @property
     def minutes(self) -> float:

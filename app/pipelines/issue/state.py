@@ -9,6 +9,7 @@ state was a plain dict, because stored runs, the status page (`app/web/figures.p
   (`Repro`, `ReportedError`, `Triage`, `Finding`, `BisectResult`) and their `to_dict()`.
 - `reproduction`: `Reproduction`, what `runner.reproduce` found.
 - `minimized`: `Minimized`, what `runner.minimize_repro` kept (null: nothing smaller).
+- `stress`: the kit's `StressFinding` (`/scrub stress`: failures per minute, time to the first).
 - `publish`: `PublishPlan`, what `publish` will write.
 
 `issue`, `comments` and `candidates` stay GitHub-shaped JSON: the engine reads them as such.
@@ -27,6 +28,7 @@ from app.engine.verdict.values import StatedValues
 from app.engine.verdict.witness import Witness
 from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
+from app.pipelines.kit.stress import StressFinding
 from app.pipelines.state import PipelineState, from_known
 
 Json = dict[str, Any]
@@ -119,6 +121,7 @@ class IssueState(PipelineState):
         "alternates": lambda items: [Repro.from_dict(r) for r in items],
         "stated_values": StatedValues.from_dict,
         "witness": Witness.from_dict,
+        "stress": StressFinding.from_dict,
     }
 
     # fetch
@@ -152,6 +155,8 @@ class IssueState(PipelineState):
     bisect: BisectResult | None = None
     bisect_plan: ProbePlan | None = None  # the clean runs that made a release "absent"
     minimized: Minimized | None = None
-    # report, publish
+    # stress (`/scrub stress` only)
+    stress: StressFinding | None = None
+    # publish, report
     publish: PublishPlan | None = None
     published: list[str] = field(default_factory=list)  # what publish wrote: comment, labels, closed
