@@ -26,6 +26,7 @@ OWN_FILES = {
     ("app/pipelines/ci_ingest/stages.py", "dest.parent"): "the data dir's log folder",
     ("app/pipelines/ci_failure/improve.py", "dest.parent"): "the data dir's log folder",
     ("app/pipelines/selftest/stages.py", "Path(hold)"): "a selftest's hold file, named by the operator",
+    ("app/pipelines/kit/stress.py", "scratch"): "the data dir's folder of scratch trees (a script's stress test)",
 }
 PATH_ONLY = {"unlink", "mkdir", "rmdir", "touch", "rename", "iterdir", "glob", "rglob", "stat", "lstat", "open",
              "is_symlink", "chmod", "readlink", "symlink_to", "hardlink_to", "samefile", "owner", "resolve"}
