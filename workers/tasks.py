@@ -10,7 +10,7 @@ from structlog.contextvars import bound_contextvars
 
 from app.db.session import database_for
 from app.github.connect import github_client
-from app.domain import CommandRequest
+from app.domain import CommandRequest, RunStatus
 from app.settings import get_settings
 from workers.enqueue import HANDLE_COMMENT_TASK, RUN_PIPELINE_TASK, CeleryEnqueuer
 from workers.execute import WorkerServices, execute_command, execute_run, fail_run, is_transient
@@ -43,7 +43,7 @@ def _run_pipeline(self: Any, run_id: int) -> str:
             raise
         if self.request.retries >= MAX_RETRIES:
             fail_run(run_id, services, f"gave up after {MAX_RETRIES} retries: {type(exc).__name__}: {exc}")
-            return "failed"
+            return RunStatus.failed
         raise self.retry(exc=exc, countdown=services.settings.retry_delay_s * 2**self.request.retries)
 
 
