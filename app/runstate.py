@@ -210,6 +210,7 @@ class RunView:
     job: ShownFailure | None = None
     rerun_output: str = ""
     findings: list[Json] = field(default_factory=list)  # the security review's (`Finding.to_dict()`)
+    pr_url: str = ""  # the draft PR a CI or fuzz job's publish stage opened
 
     @classmethod
     def load(cls, state: Mapping[str, Any] | None) -> RunView:
@@ -224,7 +225,13 @@ class RunView:
             job=_typed(ShownFailure.from_dict, state.get("job")),
             rerun_output=str(state.get("rerun_output") or ""),
             findings=[f for f in findings if isinstance(f, dict)] if isinstance(findings, list) else [],
+            pr_url=str(state.get("pr_url") or ""),
         )
+
+    @property
+    def pull_request(self) -> str | None:
+        """The PR's address, when it is a link a page may show (https only)."""
+        return self.pr_url if self.pr_url.startswith("https://") else None
 
     @property
     def shown_run(self) -> Json:

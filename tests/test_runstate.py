@@ -65,3 +65,9 @@ def test_a_malformed_part_reads_as_missing():
                          "findings": ["x", {"line": 2}], "minimized": {"lines": 3}})
     assert (view.reproduction, view.rerun, view.repro, view.bisect, view.minimized) == (None,) * 5
     assert view.findings == [{"line": 2}] and view.shown_run == {}
+
+
+def test_a_pull_request_is_shown_only_as_an_https_link():
+    assert RunView.load({"pr_url": "https://github.com/o/r/pull/5"}).pull_request == "https://github.com/o/r/pull/5"
+    assert RunView.load({"pr_url": "javascript:alert(1)"}).pull_request is None
+    assert RunView.load({}).pull_request is None
