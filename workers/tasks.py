@@ -14,7 +14,7 @@ from celery import Celery, shared_task
 from structlog.contextvars import bound_contextvars
 
 from app.db.session import database_for
-from app.domain import DEFAULT_QUEUE, CommandRequest
+from app.domain import DEFAULT_QUEUE, CommandRequest, RunStatus
 from app.github.connect import github_client
 from app.settings import get_settings
 from workers.beats import send_beat
@@ -69,7 +69,7 @@ def _run_pipeline(self: Any, run_id: int) -> str:
             raise
         if self.request.retries >= MAX_RETRIES:
             fail_run(run_id, services, f"gave up after {MAX_RETRIES} retries: {type(exc).__name__}: {exc}")
-            return "failed"
+            return RunStatus.failed
         raise self.retry(exc=exc, countdown=services.settings.retry_delay_s * 2**self.request.retries)
 
 

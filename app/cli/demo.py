@@ -157,7 +157,7 @@ def demo_command(
         ids = ", ".join(str(run["run_id"]) for run in runs)
         stderr.print(f"see them on the status page: scrub serve, then open the sign-in URL it prints (runs {ids})",
                      markup=False, highlight=False)
-    raise typer.Exit(OK if all(run["status"] == "succeeded" for run in runs) else NOT_REPRODUCED)
+    raise typer.Exit(OK if all(run["status"] == RunStatus.succeeded for run in runs) else NOT_REPRODUCED)
 
 
 def register(app: typer.Typer) -> None:

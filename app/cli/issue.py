@@ -18,6 +18,7 @@ import typer
 from app import approvals
 from app.cli.offline_github import OfflineGitHub, load_saved, parse_issue_url, repo_and_number
 from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, stderr
+from app.domain import Verdict
 
 
 def _load(source: str) -> tuple[OfflineGitHub, str, int]:
@@ -87,7 +88,7 @@ def issue_command(
 
     github, repo, number = _load(source)
     outcome = run_issue(github, repo, number, get_settings(), echo=stderr_echo)
-    code = OK if outcome["verdict"] == "reproduces" else NOT_REPRODUCED
+    code = OK if outcome["verdict"] == Verdict.reproduces else NOT_REPRODUCED
     if as_json:
         emit_json(outcome)
         raise typer.Exit(code)

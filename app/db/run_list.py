@@ -13,6 +13,7 @@ from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
 from app.db.models import FINISHED, Run, StageEvent
+from app.runstate import RunView
 
 MAX_LIMIT = 200
 SEARCH_MAX = 200  # characters of a search query used
@@ -80,8 +81,7 @@ def pull_requests(session: Session, run_ids: list[int]) -> dict[int, str]:
     )
     found: dict[int, str] = {}
     for event in events:
-        url = str((event.output or {}).get("pr_url") or "")
-        if url.startswith("https://"):
+        if url := RunView.load(event.output if isinstance(event.output, dict) else {}).pull_request:
             found[event.run_id] = url
     return found
 

@@ -17,6 +17,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 
 from app.api.csrf import csrf_field
+from app.domain import RunStatus
 from app.web import display
 
 HERE = Path(__file__).parent
@@ -35,6 +36,7 @@ def _templates() -> Jinja2Templates:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
     env.filters.update(display.FILTERS)
     env.globals["csrf_field"] = csrf_field  # `{{ csrf_field() }}` in every POST form
+    env.globals["RunStatus"] = RunStatus  # statuses compared as the domain's words, never typed out
     return Jinja2Templates(env=env)
 
 

@@ -25,6 +25,7 @@ import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from app.engine.git.tree import Checkout, UnsafePath
 from app.engine.sandbox.layer import WORK, TreeLayer, tree_bytes
 from app.engine.sandbox.runner import ProcessResult, Sandbox
 from app.engine.sandbox.tmpfs import FILES_PER_MB
@@ -156,35 +157,35 @@ def _entries(root: Path) -> int:
     return count
 
 
-def _safe_target(root: Path, rel: str) -> Path:
+def _check_target(checkout: Checkout, rel: str) -> None:
     pure = PurePosixPath(rel)
     if pure.is_absolute() or ".." in pure.parts or not pure.parts or pure.parts[0] == ".git":
         raise ChangesRefused(f"refusing a change to {rel!r}: outside the worktree's files")
-    path = root
-    for part in pure.parts:
-        path = path / part
-        if path.is_symlink():
-            raise ChangesRefused(f"refusing a change to {rel!r}: it goes through a symlink")
-    return path
+    if checkout.is_link(rel):
+        raise ChangesRefused(f"refusing a change to {rel!r}: it goes through a symlink")
 
 
-def apply_changes(root: Path, run: CommandRun, keep: set[str] | None = None) -> list[str]:
+def apply_changes(root: Checkout | Path, run: CommandRun, keep: set[str] | None = None) -> list[str]:
     """Write what a sandboxed command changed into the worktree; the paths touched, sorted.
-    `keep`: paths to leave as they are whatever the command did (the generated test)."""
+    `keep`: paths to leave as they are whatever the command did (the generated test). Every
+    write goes through the checkout's door: a link anywhere on the way refuses the change."""
+    checkout = Checkout.of(root)
     keep = keep or set()
     touched = []
-    for rel, content in run.changed.items():
-        if rel in keep:
-            continue
-        target = _safe_target(root, rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-        touched.append(rel)
-    for rel in run.deleted:
-        if rel in keep:
-            continue
-        target = _safe_target(root, rel)
-        if target.is_file():
-            target.unlink()
+    try:
+        for rel, content in run.changed.items():
+            if rel in keep:
+                continue
+            _check_target(checkout, rel)
+            checkout.write_bytes(rel, content)
             touched.append(rel)
+        for rel in run.deleted:
+            if rel in keep:
+                continue
+            _check_target(checkout, rel)
+            if checkout.is_file(rel):
+                checkout.remove(rel)
+                touched.append(rel)
+    except UnsafePath as exc:
+        raise ChangesRefused(f"refusing a change: {exc} (it goes through a symlink)") from None
     return sorted(touched)

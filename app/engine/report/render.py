@@ -129,6 +129,10 @@ class IssueComment:
     # and the probes behind it, one line per build tried.
     culprit: str | None = None
     culprit_evidence: list[str] = field(default_factory=list)
+    # Further findings a run was asked for (`/scrub stress`: the failure rate and the time to the
+    # first failure), one paragraph each, placed before the sign-off. Markdown the caller made
+    # safe (`inline_code` for anything a repro printed); mentions are defused here.
+    notes: list[str] = field(default_factory=list)
 
 
 def render_issue_comment(comment: IssueComment) -> str:

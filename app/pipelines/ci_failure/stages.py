@@ -20,12 +20,11 @@ cannot go on records `halt`; the stages after it skip and the report says why.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from app.engine.verdict import rerun as reruns
 from app.engine.git.codeowners import owners_for, read_codeowners
 from app.engine.git.repo import GitError, head_commit, last_authors
-from app.engine.git.tree import write_text
+from app.engine.git.tree import Checkout
 from app.engine.testgen.repro_test import node_repro_test, to_node_id
 from app.engine.sandbox.treerun import TreeTooLarge, pytest_argv
 from app.pipelines.base import RunContext, Stage, StageResult
@@ -133,7 +132,7 @@ def test_stage(ctx: RunContext, state: CIState) -> StageResult:
         return stress_stage(ctx, state, job, worktree, clock)
     style = "unittest" if "::" not in job.test and "." in job.test else "pytest"
     generated = node_repro_test(state.node_id, reason=job.failure_line, style=style)
-    write_text(worktree, generated.path, generated.source)  # never through a link of the checkout
+    worktree.write_text(generated.path, generated.source)  # never through a link of the checkout
     runner = tree_runner(ctx, worktree)
     check = verify_xfail(runner, generated.path, run_timeout(ctx, clock))
     output = {"generated": GeneratedFile(generated.path, generated.source, "repro"),
@@ -146,7 +145,7 @@ def test_stage(ctx: RunContext, state: CIState) -> StageResult:
     return StageResult(summary=f"{generated.path}: xfails as expected", output=output)
 
 
-def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Path, clock: PhaseClock) -> StageResult:
+def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Checkout, clock: PhaseClock) -> StageResult:
     """Flaky verdict: seed 004's stress test of the failing test (`app.pipelines.kit.stress`)."""
     found = stress(ctx, worktree, state.node_id, job.failure_line, clock, stage="test")
     if not isinstance(found, Stressed):

@@ -3,6 +3,7 @@
 Stored as JSON by the runner (app.pipelines.state); the JSON keys and shapes are the ones
 the status page (`app/web/figures.py`: `rerun`, `rerun_output`), `/metrics` (`app/db/stats.py`:
 `rerun`) and the run list (`pr_url`) read, so a field here is renamed only with its readers.
+`rerun` is `app.runstate.RerunSummary`, the class those readers read it through (`RunView`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from app.pipelines.base import CPU_QUEUE, GPU_QUEUE
 from app.pipelines.ci_failure.job import CIJob
 from app.pipelines.kit.phases import PHASED_DECODE, PhasedState
 from app.pipelines.kit.xfail import XfailCheck
+from app.runstate import RerunSummary
 
 Json = dict[str, Any]
 
@@ -68,7 +70,7 @@ class CIState(PhasedState):
     """`ci_failure` and `improve`: the job, the checkout, the reruns, the test, the fix, the PR."""
 
     DECODE = {**PHASED_DECODE, "job": CIJob.from_dict, "generated": GeneratedFile.from_dict,
-              "verification": XfailCheck.from_dict, "fix": FixAttempt.from_dict}
+              "verification": XfailCheck.from_dict, "fix": FixAttempt.from_dict, "rerun": RerunSummary.from_dict}
 
     job: CIJob | None = None
     failures_found: int = 0  # improve: failures in the given logs
@@ -80,7 +82,7 @@ class CIState(PhasedState):
     owners: list[str] = field(default_factory=list)
     authors: list[str] = field(default_factory=list)
     # rerun: `app.engine.verdict.rerun.Sequential.summary()` (runs, failures, rate, interval, ...)
-    rerun: Json = field(default_factory=dict)
+    rerun: RerunSummary = field(default_factory=lambda: RerunSummary.from_dict({}))  # {} until the reruns ran
     rerun_output: str = ""
     verdict: str | None = None
     hint_confirmed: bool | None = None

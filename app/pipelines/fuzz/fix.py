@@ -14,11 +14,11 @@ published.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from app.engine.fuzz.summary import SUMMARY_FILE, parse_summary
 from app.engine.fuzz.treework import ChangesRefused, apply_changes, run_in_copy
 from app.engine.git.repo import git
+from app.engine.git.tree import Checkout
 from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.kit.checkout import ensure_checkout
@@ -54,13 +54,13 @@ def fix_sandbox(ctx: RunContext, env: dict[str, str]) -> Sandbox:
     return Sandbox(spec)
 
 
-def _revert(worktree: Path, touched: list[str]) -> None:
+def _revert(worktree: Checkout, touched: list[str]) -> None:
     for rel in touched:
         tracked = git("ls-files", "--error-unmatch", "--", rel, cwd=worktree, check=False).strip()
         if tracked:
             git("checkout", "HEAD", "--", rel, cwd=worktree)
-        elif (worktree / rel).is_file():
-            (worktree / rel).unlink()
+        elif worktree.is_file(rel):
+            worktree.remove(rel)
 
 
 def fix_stage(ctx: RunContext, state: FuzzState) -> StageResult:
@@ -73,8 +73,7 @@ def fix_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     clock = phase_clock(ctx, state, "fix")
     generated = state.generated
     worktree = ensure_checkout(ctx, state.job)
-    (worktree / generated["path"]).parent.mkdir(parents=True, exist_ok=True)
-    (worktree / generated["path"]).write_text(generated["marked"])
+    worktree.write_text(generated["path"], generated["marked"])  # never through a link
     try:
         sandbox = fix_sandbox(ctx, fix_env(ctx.settings, state))
     except ValueError as exc:  # a SCRUB_FIX_ENV name that looks like a secret

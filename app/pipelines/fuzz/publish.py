@@ -15,14 +15,15 @@ report: report.md, the program and the test as artifacts; the worktree removed; 
 from __future__ import annotations
 
 import shlex
+import tempfile
 from dataclasses import replace
-from pathlib import Path
 
 from app.domain import RunStatus
 from app.engine.fuzz.config import FuzzConfig
 from app.engine.fuzz.summary import FixSummary
 from app.engine.fuzz.treework import apply_changes, run_in_copy
 from app.engine.git.repo import GitError, commit_files, git, push_branch
+from app.engine.git.tree import Checkout, UnsafePath
 from app.engine.report.render import render_run_report
 from app.engine.sandbox.runner import Sandbox
 from app.pipelines.base import RunContext, StageResult
@@ -45,7 +46,7 @@ def lint_sandbox(ctx: RunContext) -> Sandbox:
     return Sandbox(replace(sandbox.spec, network=False))
 
 
-def lint_files(ctx: RunContext, worktree: Path, linter: str, files: list[str]) -> dict:
+def lint_files(ctx: RunContext, worktree: Checkout, linter: str, files: list[str]) -> dict:
     """Run the repository's linter on `files` in the sandbox; keep its fixes to those files."""
     if linter not in LINT_COMMANDS:
         return {"linter": "none", "summary": "no linter configured"}
@@ -91,13 +92,12 @@ def fix_commit_message(state: FuzzState) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _apply_patch(worktree: Path, patch: str) -> None:
-    path = worktree.parent / f".{worktree.name}-fix.patch"
-    path.write_text(patch)
-    try:
-        git("apply", "--index", str(path), cwd=worktree)
-    finally:
-        path.unlink()
+def _apply_patch(worktree: Checkout, patch: str) -> None:
+    # A file of the worker's own, outside the checkout (never a path a repository's link reaches).
+    with tempfile.NamedTemporaryFile("w", suffix=".patch", prefix="scrub-fuzz-fix-") as handle:
+        handle.write(patch)
+        handle.flush()
+        git("apply", "--index", handle.name, cwd=worktree)
 
 
 def publish_stage(ctx: RunContext, state: FuzzState) -> StageResult:
@@ -108,20 +108,18 @@ def publish_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     worktree = ensure_checkout(ctx, state.job)
     lint: dict = {}
     try:
-        (worktree / g["path"]).parent.mkdir(parents=True, exist_ok=True)
-        (worktree / g["path"]).write_text(g["marked"])
+        worktree.write_text(g["path"], g["marked"])  # every file access through the checkout's door
         lint["test"] = lint_files(ctx, worktree, linter, [g["path"]])
-        commits = [commit_files(worktree, {g["path"]: (worktree / g["path"]).read_text()},
-                                test_commit_message(state))]
+        commits = [commit_files(worktree, {g["path"]: worktree.read_text(g["path"])}, test_commit_message(state))]
         if state.fix.get("verified") and state.fix.get("patch"):
             _apply_patch(worktree, state.fix["patch"])
-            (worktree / g["path"]).write_text(g["unmarked"])
-            files = sorted({g["path"], *[f for f in state.fix.get("files", []) if (worktree / f).is_file()]})
+            worktree.write_text(g["path"], g["unmarked"])
+            files = sorted({g["path"], *[f for f in state.fix.get("files", []) if worktree.is_file(f)]})
             lint["fix"] = lint_files(ctx, worktree, linter, files)
-            commits.append(commit_files(worktree, {f: (worktree / f).read_text() for f in files},
+            commits.append(commit_files(worktree, {f: worktree.read_text(f) for f in files},
                                         fix_commit_message(state)))
         pushed = push_branch(worktree, remote_for(ctx, state.job.repo), state.job.branch)
-    except GitError as exc:
+    except (GitError, UnsafePath) as exc:
         return halt("push failed", f"publishing the branch failed: {exc}", status="Partial",
                     extra={"lint": lint, **clock.state()})
     base = {"branch": state.job.branch, "commits": commits, "pushed": pushed.updated, "lint": lint,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from app.engine.fuzz.config import FuzzConfig
 from app.engine.fuzz.placement import choose_test_file
+from app.engine.git.tree import UnsafePath
 from app.engine.testgen.device_test import FuzzTestSpec, fuzz_test
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.kit.checkout import ensure_checkout
@@ -41,11 +42,13 @@ def test_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     worktree = ensure_checkout(ctx, state.job)
     placement = choose_test_file(worktree, tuple(state.operations), compiles="compile(" in state.program,
                                  style=config.style, configured=config.test_file)
-    target = worktree / placement.path
-    if target.is_symlink():
-        return halt("test file is a symlink", f"{placement.path} is a symlink; not writing through it",
+    if worktree.exists(placement.path) and not worktree.is_file(placement.path):
+        return halt("test file is a link", f"{placement.path} is a link or not a file; not writing through it",
                     status="Partial")
-    existing = target.read_text() if placement.exists else None
+    try:
+        existing = worktree.read_text(placement.path) if placement.exists else None
+    except UnsafePath as exc:
+        return halt("test file is a link", f"{placement.path}: {exc}; not writing through it", status="Partial")
     spec = FuzzTestSpec(state.job.test_name, state.program, config.style, tuple(state.device_names()),
                     tuple(state.failing_devices), comment_lines(state, config), f"{state.job.label}: {state.error}")
     try:
@@ -59,7 +62,10 @@ def test_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     timeout = run_timeout(ctx, clock) * 2
     check = dict(devices=state.device_names(), failing=state.failing_devices, exception=state.exception,
                  message=state.message, timeout_s=timeout)
-    unmarked = check_test(runner, worktree, generated, marked=False, **check)
+    try:
+        unmarked = check_test(runner, worktree, generated, marked=False, **check)
+    except UnsafePath as exc:  # a link on the way to the file: the worker writes nothing there
+        return halt("test file is a link", f"{placement.path}: {exc}; not writing through it", status="Partial")
     output = {"generated": generated, "verification": {"unmarked": unmarked}, "test_created": placement.path}
     if not unmarked["ok"]:
         return halt("the test does not fail as the program does", "without the marker, the test should fail "

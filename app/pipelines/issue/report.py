@@ -38,6 +38,7 @@ from app.engine.report.render import (
     render_notice, render_run_report,
 )
 from app.pipelines.issue.state import IssueState, PublishPlan, Reproduction
+from app.pipelines.issue.stress import stress_note, stress_section
 from app.pipelines.state import plain
 
 Json = dict[str, Any]
@@ -103,6 +104,7 @@ def _comment(state: IssueState) -> str | None:
         source_first_line=repro.first_line[:120] if repro else None,
         source_why=repro.why if repro else None,
         witness=_witness_text(state) if verdict == verdicts.FIXED else None,
+        notes=[stress_note(state.stress)] if state.stress else [],
         **_evidence(reproduction),
     )
     before, after, untested = _change(found)
@@ -286,6 +288,8 @@ def _sections(state: IssueState) -> list[Section]:
     if minimized := state.minimized:
         sections.append(Section("Minimized Repro", f"{minimized.original_lines} -> {minimized.final_lines} "
                                 f"lines.\n\n{fence(minimized.source, 'python')}"))
+    if state.stress:
+        sections.append(stress_section(state.stress))
     return sections
 
 

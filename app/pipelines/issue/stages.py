@@ -1,15 +1,18 @@
 """The issue pipeline: seed `001` (scrub-issue) as checkpointed stages.
 
-    fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> report -> publish
+    fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> stress -> publish -> report
 
 Run params (set by the webhook route, the CLI or `/scrub` commands): `repo`, `issue`, and
-optionally `approved_by`, `force_bisect`, `force_minimize` (`FORCE_BISECT`, `FORCE_MINIMIZE`:
-set by `/scrub bisect` and `/scrub minimize`, the words this kind declares in `__init__`).
+optionally `approved_by`, `force_bisect`, `force_minimize`, `force_stress` (`FORCE_BISECT`,
+`FORCE_MINIMIZE`, `stress.FORCE_STRESS`: set by `/scrub bisect`, `/scrub minimize` and `/scrub
+stress`, the words this kind declares in `__init__`).
 
 Every stage gets the typed `IssueState` (`state.py`); its output (JSON or the typed parts
 the state declares) is merged into the stored state. A triage decision that stops the
 run (closed, feature, tracker, no repro, ...) sets `stop`; later code-running stages are then
-recorded as skipped, and `report` + `publish` still run so the labels and any notice land.
+recorded as skipped, and `publish` + `report` still run so the labels and any notice land.
+Every kind ends the same way: `publish` (what goes out: here the comment and labels, in the CI
+and fuzz jobs the branch and the draft PR), then `report` (the run's own record, last).
 Only `publish` (and `review`, for its approval notice) writes to GitHub; a closed issue gets
 no write at all. The comment carries `comment_marker(run_id, "issue")`, so a retry of the
 run edits it instead of adding a second one.
@@ -41,8 +44,9 @@ from app.github.port import comment_marker
 from app.pipelines.issue import culprits, evidence, runner
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
 from app.pipelines.issue import dedup
-from app.pipelines.issue.report import build_report
+from app.pipelines.issue.report import build_report, publish_plan
 from app.pipelines.issue.state import IssueState
+from app.pipelines.issue.stress import stress
 from app.pipelines.state import plain
 
 MINIMAL_LINES = 20  # the seed: "under ~20 lines of non-blank non-import code" is minimal enough
@@ -289,24 +293,14 @@ def minimize(ctx: RunContext, state: IssueState) -> StageResult:
                        output={"minimized": result})
 
 
-def report(ctx: RunContext, state: IssueState) -> StageResult:
-    built = build_report(ctx, state, [stage.name for stage in STAGES])
-    same = dedup.same_failures(ctx, state)  # cross-report dedup: "Same failure as #N"
-    plan = dedup.with_same_failures(built.publish, same, ctx.params.get("repo") or "", ctx.settings.public_url)
-    line = dedup.sentence(same, ctx.params.get("repo") or "", ctx.settings.public_url)
-    ctx.save_artifact("report.md", "report", built.report + (f"\n## Same Failure\n\n{line}\n" if line else ""))
-    if state.repro:
-        ctx.save_artifact("repro_original.py", "repro", state.repro.source)
-    if state.minimized:
-        ctx.save_artifact("repro_minimized.py", "repro", state.minimized.source)
-    return StageResult(summary=built.headline, output={"publish": plan, "same_failures": same})
-
-
 def publish(ctx: RunContext, state: IssueState) -> StageResult:
-    """The only GitHub writes: one comment (edited on retry), labels in one call, maybe close."""
-    plan = state.publish
+    """The only GitHub writes: one comment (edited on retry), labels in one call, maybe close.
+    What to write is decided from the state (`report.publish_plan`) and kept as `publish`."""
+    same = dedup.same_failures(ctx, state)  # cross-report dedup: "Same failure as #N"
+    plan = dedup.with_same_failures(publish_plan(state), same, ctx.params.get("repo") or "", ctx.settings.public_url)
     if ctx.github is None or plan.nothing:
-        return StageResult(summary="nothing to write" if ctx.github else "offline", skipped=True)
+        return StageResult(summary="nothing to write" if ctx.github else "offline", skipped=True,
+                           output={"publish": plan, "same_failures": same})
     repo, number = _target(ctx)
     done = []
     if plan.comment:
@@ -318,7 +312,20 @@ def publish(ctx: RunContext, state: IssueState) -> StageResult:
     if plan.close:
         ctx.github.close_issue(repo, number, reason="completed")
         done.append("closed")
-    return StageResult(summary=", ".join(done) or "nothing to write", output={"published": done})
+    return StageResult(summary=", ".join(done) or "nothing to write",
+                       output={"publish": plan, "published": done, "same_failures": same})
+
+
+def report(ctx: RunContext, state: IssueState) -> StageResult:
+    """The run's own record, last (as in every kind): the report with what was published, the repros."""
+    built = build_report(ctx, state, [stage.name for stage in STAGES])
+    line = dedup.sentence(state.same_failures, ctx.params.get("repo") or "", ctx.settings.public_url)
+    ctx.save_artifact("report.md", "report", built.report + (f"\n## Same Failure\n\n{line}\n" if line else ""))
+    if state.repro:
+        ctx.save_artifact("repro_original.py", "repro", state.repro.source)
+    if state.minimized:
+        ctx.save_artifact("repro_minimized.py", "repro", state.minimized.source)
+    return StageResult(summary=built.headline)
 
 
 STAGES: list[Stage] = [
@@ -329,6 +336,7 @@ STAGES: list[Stage] = [
     Stage("reproduce", reproduce, queue=_code_queue, state=IssueState),
     Stage("bisect", bisect, queue=_code_queue, optional=True, state=IssueState),
     Stage("minimize", minimize, queue=_code_queue, optional=True, state=IssueState),
-    Stage("report", report, state=IssueState),
+    Stage("stress", stress, queue=_code_queue, optional=True, state=IssueState),
     Stage("publish", publish, state=IssueState),
+    Stage("report", report, state=IssueState),
 ]
