@@ -57,9 +57,10 @@ def _write(worktree: Path, test: GeneratedTest) -> None:
 
 
 def stress(ctx: RunContext, worktree: Path, node: str, reason: str, clock: PhaseClock, *,
-           stage: str) -> Stressed | StageResult:
+           stage: str, build: dict[str, Any] | None = None) -> Stressed | StageResult:
     """Measure, check the budget, tune and verify the stress test of `node`; a halt result (for
-    the stage `stage`) when there is no time left to measure or the measuring run broke."""
+    the stage `stage`) when there is no time left to measure or the measuring run broke. `build`:
+    the commit's build the runs go on (app.pipelines.kit.build)."""
     per_iteration = min(60.0, run_timeout(ctx, clock))
     knobs = StressKnobs(timeout_s=per_iteration)
     reserve = max(5.0, 0.25 * clock.remaining_s)  # kept for the xfail verification
@@ -70,7 +71,7 @@ def stress(ctx: RunContext, worktree: Path, node: str, reason: str, clock: Phase
     draft = stress_test(node, reason=reason, knobs=knobs)
     _write(worktree, draft)
     cpu_s = int((window + per_iteration) * (knobs.workers + 1)) + 30
-    runner = tree_runner(ctx, worktree, cpu_s=cpu_s)
+    runner = tree_runner(ctx, worktree, cpu_s=cpu_s, build=build)
     runner.repack()
     result = runner.run(measure_args(draft, window_s=window, knobs=knobs), window + per_iteration + 20)
     measurement = parse_summary(result.output.text())
