@@ -117,7 +117,9 @@ def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
     The sandbox's `tail_bytes` must hold the changes line (`fix_sandbox` sizes it); its /tmp
     is grown to hold the copy twice over (the copy, and what the command writes)."""
     limits = sandbox.spec.limits
-    needed_mb = 2 * (tree_bytes(root) >> 20) + 512
+    placed = sum(tree_bytes(Path(host), hidden=()) if Path(host).is_dir() else Path(host).stat().st_size
+                 for host in (binds or {}).values())  # a build's compiled parts are copied too
+    needed_mb = 2 * ((tree_bytes(root) + placed) >> 20) + 512
     if needed_mb > limits.tmpfs_mb:
         sandbox = Sandbox(replace(sandbox.spec, limits=replace(limits, tmpfs_mb=needed_mb)), sandbox._uids)
     script = f"COMMAND = {command!r}\n" + _COMMAND_BOOT.format(src=SOURCE, work=WORK, marker=CHANGES_MARKER)
