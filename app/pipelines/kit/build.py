@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from app.engine.envs import BuildPlan, BuildSources, PreparedBuild, ProvisionError, plan_build, prepare
 from app.engine.envs.index import IndexUnavailable, peek_version_py
 from app.engine.envs.variants import TorchBuild, build_from_version_py
+from app.engine.sandbox.gpu import gpu_facts
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.kit.checkout import ensure_checkout, mirror_cache
 from app.pipelines.kit.phases import halt
@@ -101,7 +102,11 @@ def build_stage(ctx: RunContext, job: AtCommit, *, next_stage: str) -> StageResu
     except (ProvisionError, IndexUnavailable, OSError) as exc:
         return halt("the build could not be prepared", f"the build of {job.head_sha[:12]} could not be prepared "
                     f"({plan.describe()}): {exc}"[:1500], status="Failed", extra={"build": plan.to_dict()})
-    return StageResult(summary=prepared.plan.describe()[:300], output={"build": prepared.plan.to_dict()})
+    build = prepared.plan.to_dict()
+    if ctx.settings.gpu:  # the GPU the build runs on: model, driver, the CUDA the driver supports
+        facts = gpu_facts()
+        build["gpu"] = facts.describe() if facts else "none found (no NVIDIA driver on this host)"
+    return StageResult(summary=describe(build)[:300], output={"build": build})
 
 
 def plan_of(build: dict[str, Any] | None) -> BuildPlan | None:
@@ -124,6 +129,10 @@ def runnable(ctx: RunContext, build: dict[str, Any] | None) -> PreparedBuild | N
 
 
 def describe(build: dict[str, Any] | None) -> str:
-    """The report's line: which build ran the commit (version, git_version, variant, overlay)."""
+    """The report's line: which build ran the commit (version, git_version, variant, overlay),
+    and on a GPU worker the GPU it ran on."""
     plan = plan_of(build)
-    return plan.describe() if plan else ""
+    if plan is None:
+        return ""
+    gpu = (build or {}).get("gpu")
+    return plan.describe() + (f"; GPU: {gpu}" if gpu else "")

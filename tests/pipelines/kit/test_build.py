@@ -119,3 +119,12 @@ def test_the_workers_own_torch_is_read_from_its_version_file():
     found = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__, torch.version.git_version)"],
                            capture_output=True, text=True, check=True).stdout.split()
     assert own is not None and [own.version, own.git_version] == found
+
+
+def test_on_a_gpu_worker_the_build_line_names_the_gpu():
+    build = {**BuildPlan("nightly", version="2.14.0.dev20260104+cu126", git_version="a" * 40, variant="cu126",
+                         base="b" * 40).to_dict(), "gpu": "1 x NVIDIA H200 (driver 570.124.06, CUDA 12.8 supported)"}
+    line = describe(build)
+    assert line.startswith("torch 2.14.0.dev20260104+cu126 (git_version aaaaaaaaaaaa, cu126, nightly)")
+    assert line.endswith("; GPU: 1 x NVIDIA H200 (driver 570.124.06, CUDA 12.8 supported)")
+    assert plan_of(build).variant == "cu126"  # the extra key does not disturb the plan
