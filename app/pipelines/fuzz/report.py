@@ -105,6 +105,15 @@ def _next_steps(state: FuzzState, status: str) -> list[str]:
     return steps
 
 
+def _summary(state: FuzzState) -> str:
+    if not state.error:
+        return ""
+    where = f"{state.error} on {', '.join(state.failing_devices) or 'every run'}"
+    if state.triage.get("verdict") == "invalid-program":
+        return f"generator bug, no test filed: {where} ({state.failed_in})"
+    return where + (f" ({state.failed_in})" if state.triage else "")
+
+
 def build_report(state: FuzzState, settings: Any, completed: dict[str, State],
                  summaries: list[StageSummary] = ()) -> RunReport:
     status, reasons = outcome(state, settings)
@@ -131,7 +140,7 @@ def build_report(state: FuzzState, settings: Any, completed: dict[str, State],
     return RunReport(
         title=f"Fuzz bug: {state.job.label} ({state.job.repo})",
         status=status,
-        summary=f"{state.error} on {', '.join(state.failing_devices) or 'every run'}" if state.error else "",
+        summary=_summary(state),
         pr_url=state.pr_url,
         test_created=(f"{state.generated['path']}::{state.generated['name']}" if state.generated else None),
         changes=_changes(state),

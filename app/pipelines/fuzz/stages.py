@@ -194,7 +194,8 @@ def reproduce_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     bugs = [r for r in failing if r.triage.get("verdict") == "torch-bug"]
     if not bugs:
         first = failing[0]
-        return halt("generator bug", f"generator bug: {first.triage.get('reason', first.error)}", status="Failed",
+        return halt(f"generator bug: {first.error} ({first.triage.get('phase')})"[:300],
+                    f"generator bug: {first.triage.get('reason', first.error)}", status="Failed",
                     extra={**output, "error": first.error, "exception": exception_class(first.error),
                            "triage": first.triage, "operations": list(first.triage.get("operators", ()))})
     wanted = exception_class(state.fuzz_error) if state.fuzz_error else ""
