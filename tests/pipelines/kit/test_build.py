@@ -128,3 +128,17 @@ def test_on_a_gpu_worker_the_build_line_names_the_gpu():
     assert line.startswith("torch 2.14.0.dev20260104+cu126 (git_version aaaaaaaaaaaa, cu126, nightly)")
     assert line.endswith("; GPU: 1 x NVIDIA H200 (driver 570.124.06, CUDA 12.8 supported)")
     assert plan_of(build).variant == "cu126"  # the extra key does not disturb the plan
+
+
+def test_a_run_stored_before_builds_existed_keeps_running_as_it_started(tmp_path):
+    from app.pipelines.kit.build import build_stage
+    from app.pipelines.memory import StageRecord
+
+    ctx = MemoryRunContext(run_id=1, github=None, params={}, settings=Settings(data_dir=tmp_path))
+    ctx.stages = [StageRecord("rerun", "done", output={"verdict": "deterministic"})]
+
+    class Job:
+        repo, head_sha = REPO, "c" * 40
+
+    result = build_stage(ctx, Job(), next_stage="rerun")
+    assert result.skipped and "before builds were chosen" in result.summary and result.output == {}
