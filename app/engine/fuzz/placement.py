@@ -3,7 +3,10 @@
 The repository's test files (`test/` and `tests/` trees, `test_*.py`) are scored by how often
 they name the program's operations (each operation weighs by its rank in the program), with a
 bonus when the file's name names one, and, for a program that compiles, when the file is a
-compiler's (`inductor`, `dynamo`, `compile`). The best file wins; with no match, a PyTorch
+compiler's (`inductor`, `dynamo`, `compile`). A compiler bug goes first to the file the
+repository keeps for its fuzzer's compiler bugs, when it has one (`is_fuzz_repro_file`: PyTorch
+keeps TorchFuzz's eager/compile divergences in a `TestFuzzerCompileIssues` file). Otherwise the
+best file wins; with no match, a PyTorch
 checkout gets `test/inductor/test_torchinductor.py` (compiling programs) or
 `test/test_ops.py`, any other repository a new `tests/test_fuzz_repros.py`. Files are listed,
 checked and read through the checkout's door (`app.engine.git.tree.Checkout`): a file reached
@@ -55,13 +58,30 @@ def score(text: str, name: str, ops: tuple[str, ...], compiles: bool) -> float:
     return total
 
 
+def is_fuzz_repro_file(root: Checkout | Path, name: str) -> bool:
+    """A test file the repository keeps for its fuzzer's compiler bugs: `fuzz` in its name, and
+    its text about the fuzzer's eager-vs-compiled findings (PyTorch's "Fuzzer-discovered
+    eager/compile divergence test cases", `TestFuzzerCompileIssues`). Read through the door."""
+    root = Checkout.of(root)
+    size = root.size(name)
+    if "fuzz" not in name.rsplit("/", 1)[-1].lower() or size is None or size > _MAX_BYTES:
+        return False
+    text = root.read_text(name).lower()
+    return "fuzz" in text and "compile" in text
+
+
 def choose_test_file(root: Checkout | Path, ops: tuple[str, ...], *, compiles: bool, style: str,
                      configured: str = "") -> Placement:
     root = Checkout.of(root)
     if configured:
         return Placement(configured, root.is_file(configured), "configured in .github/scrub.yml")
+    files = test_files(root)
+    if compiles:
+        home = next((name for name in files if is_fuzz_repro_file(root, name)), None)
+        if home:
+            return Placement(home, True, "the repository's file of fuzzer-found compiler bugs")
     best: tuple[float, str] | None = None
-    for name in test_files(root):
+    for name in files:
         size = root.size(name)
         if size is None or size > _MAX_BYTES:
             continue

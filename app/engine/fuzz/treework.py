@@ -121,7 +121,9 @@ def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
     The sandbox's `tail_bytes` must hold the changes line (`fix_sandbox` sizes it); its /tmp
     is grown to hold the copy twice over (the copy, and what the command writes)."""
     limits = sandbox.spec.limits
-    needed_mb = 2 * (tree_bytes(root) >> 20) + 512
+    placed = sum(tree_bytes(Path(host), hidden=()) if Path(host).is_dir() else Path(host).stat().st_size
+                 for host in (binds or {}).values())  # a build's compiled parts are copied too
+    needed_mb = 2 * ((tree_bytes(root) + placed) >> 20) + 512
     needed_files = 2 * _entries(root) + (needed_mb * FILES_PER_MB)  # the copy's, and what the command makes
     if needed_mb > limits.tmpfs_mb:
         limits = replace(limits, tmpfs_mb=needed_mb)

@@ -70,7 +70,7 @@ def fix_stage(ctx: RunContext, state: CIState) -> StageResult:
         return StageResult(summary=fix.summary, output={"fix": fix, **clock.state()})
     low = state.rerun.get("interval", [1.0, 1.0])[0]
     wanted = verify_runs(1.0 if state.verdict == reruns.DETERMINISTIC else low)
-    runner = tree_runner(ctx, worktree)
+    runner = tree_runner(ctx, worktree, build=state.build)
     runner.repack()
     outcomes = []
     for _ in range(wanted):

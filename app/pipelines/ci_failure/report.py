@@ -17,8 +17,9 @@ from app.engine.verdict import rerun as reruns
 from app.engine.report.render import RunReport, Section, StageLine, fence, inline_code
 from app.pipelines.base import State
 from app.pipelines.ci_failure.state import CIState, job_of
+from app.pipelines.kit.build import describe as describe_build
 
-STAGE_ORDER = ("inputs", "job", "checkout", "rerun", "test", "fix", "publish", "report")
+STAGE_ORDER = ("inputs", "job", "checkout", "build", "rerun", "test", "fix", "publish", "report")
 
 
 def outcome(state: CIState, settings: Any) -> tuple[str, list[str]]:
@@ -52,6 +53,8 @@ def _facts(state: CIState) -> list[tuple[str, str]]:
         facts.append(("Classified", job.classified))
     if state.verdict:
         facts.append(("Verdict", state.verdict))
+    if state.build:
+        facts.append(("Build", describe_build(state.build)))
     if state.rerun:
         facts.append(("Reruns in the sandbox", _rerun_fact(state)))
     if state.hint_confirmed is not None:
@@ -85,6 +88,9 @@ def _next_steps(state: CIState, status: str) -> list[str]:
     if state.halt and state.halt.phase:
         phase = state.halt.phase
         steps.append(f"Retry the run with a longer limit for the {phase} phase (SCRUB_PHASE_{phase.upper()}_S)")
+    if verdict == "needs-build":
+        steps.append("Give Scrubbot the commit's build: a nightly index (SCRUB_TORCH_NIGHTLY_INDEX_URL) for "
+                     "Python-only changes, or a build command (SCRUB_BUILD_COMMAND) that fetches CI's wheel")
     if verdict == reruns.NOT_REPRODUCIBLE:
         steps.append("Rerun on hardware like the CI job's (" + (job.job_name or "see the CI run") + ")")
     if job.needs_gpu:

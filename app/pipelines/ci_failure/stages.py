@@ -4,7 +4,9 @@ Stages (each checkpointed; seed 002's phases in brackets):
 
     job       the failure and the failing commit, from the run's params        [reproduce]
     checkout  the repo at that commit: cached mirror + worktree; owners, authors
-    rerun     the failing test K times in the sandbox, sequential test ->
+    build     the commit's own build (app.pipelines.kit.build): a release, the nearest nightly
+              with the checkout's Python overlaid, a build command's wheel, or needs-build
+    rerun     the failing test K times in the sandbox, on that build; sequential test ->
               deterministic / flaky (rate, interval) / not reproducible here
     test      deterministic -> the test alone as an expected failure;
               flaky -> a stress test, its failures per minute, the 20-minute check;
@@ -13,7 +15,8 @@ Stages (each checkpointed; seed 002's phases in brackets):
     publish   branch scrub/<signature>, test commit (+ fix commit), draft PR      [pr]
     report    report.md artifact; the run's status (app.pipelines.ci_failure.publish)
 
-Untrusted code (the repo's tests) runs only through `TreeRunner` (the sandbox). A stage that
+Untrusted code (the repo's tests) runs only through `TreeRunner` (the sandbox), on the build the
+`build` stage chose (never silently on the worker's own torch). A stage that
 cannot go on records `halt`; the stages after it skip and the report says why.
 """
 
@@ -32,6 +35,7 @@ from app.pipelines.ci_failure.fix import fix_stage
 from app.pipelines.ci_failure.job import CIJob
 from app.pipelines.ci_failure.publish import publish_stage, report_stage
 from app.pipelines.ci_failure.state import CIState, GeneratedFile, job_of, repro_queue
+from app.pipelines.kit.build import build_stage as kit_build_stage
 from app.pipelines.kit.checkout import ensure_checkout
 from app.pipelines.kit.phases import PhaseClock, halt, halted, phase_clock
 from app.pipelines.kit.sandbox import run_timeout, tree_runner
@@ -39,6 +43,7 @@ from app.pipelines.kit.stress import Stressed, stress
 from app.pipelines.kit.xfail import verify_xfail
 
 PARALLEL_RUNS = 2
+NEEDS_BUILD = "needs-build"  # the verdict when the commit's build is not at hand
 
 
 def job_stage(ctx: RunContext, state: CIState) -> StageResult:
@@ -76,6 +81,17 @@ def checkout_stage(ctx: RunContext, state: CIState) -> StageResult:
     )
 
 
+def build_stage(ctx: RunContext, state: CIState) -> StageResult:
+    """The torch that reruns the commit's tests: its own build, or needs-build (app.pipelines.kit.build)."""
+    if skip := halted(state):
+        return skip
+    result = kit_build_stage(ctx, job_of(state), next_stage="rerun")
+    stopped = result.output.get("halt")
+    if stopped is not None and stopped.reason.startswith("needs-build"):
+        result.output["verdict"] = NEEDS_BUILD
+    return result
+
+
 def rerun_stage(ctx: RunContext, state: CIState) -> StageResult:
     """Rerun the failing test until the sequential test decides, or the phase runs out."""
     if skip := halted(state):
@@ -84,7 +100,7 @@ def rerun_stage(ctx: RunContext, state: CIState) -> StageResult:
     if job.needs_gpu and not ctx.settings.gpu:
         return halt("needs a GPU", "the failure needs CUDA and this worker has no GPU "
                     "(route the run to a repro-gpu worker)", status="Failed")
-    runner = tree_runner(ctx, ensure_checkout(ctx, job))
+    runner = tree_runner(ctx, ensure_checkout(ctx, job), build=state.build)
     argv = pytest_argv(state.node_id)
     sequential = reruns.Sequential()
     last_output = ""
@@ -133,7 +149,7 @@ def test_stage(ctx: RunContext, state: CIState) -> StageResult:
     style = "unittest" if "::" not in job.test and "." in job.test else "pytest"
     generated = node_repro_test(state.node_id, reason=job.failure_line, style=style)
     worktree.write_text(generated.path, generated.source)  # never through a link of the checkout
-    runner = tree_runner(ctx, worktree)
+    runner = tree_runner(ctx, worktree, build=state.build)
     check = verify_xfail(runner, generated.path, run_timeout(ctx, clock))
     output = {"generated": GeneratedFile(generated.path, generated.source, "repro"),
               "verification": check, "test_created": generated.path}
@@ -147,7 +163,7 @@ def test_stage(ctx: RunContext, state: CIState) -> StageResult:
 
 def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Checkout, clock: PhaseClock) -> StageResult:
     """Flaky verdict: seed 004's stress test of the failing test (`app.pipelines.kit.stress`)."""
-    found = stress(ctx, worktree, state.node_id, job.failure_line, clock, stage="test")
+    found = stress(ctx, worktree, state.node_id, job.failure_line, clock, stage="test", build=state.build)
     if not isinstance(found, Stressed):
         return found  # the halt: no time left to measure, or the measuring run broke
     final, check, verification = found.test, found.check, found.verification
@@ -171,6 +187,7 @@ def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Checkout
 # Everything after the job stage is shared with the dispatch job (app.pipelines.ci_failure.improve).
 WORK_STAGES: list[Stage] = [
     Stage("checkout", checkout_stage, queue=repro_queue, state=CIState),
+    Stage("build", build_stage, queue=repro_queue, state=CIState),
     Stage("rerun", rerun_stage, queue=repro_queue, state=CIState),
     Stage("test", test_stage, queue=repro_queue, state=CIState),
     Stage("fix", fix_stage, queue=repro_queue, state=CIState),

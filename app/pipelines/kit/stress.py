@@ -148,7 +148,8 @@ def _why_unmeasured(output: str) -> str:
 
 
 def measure(ctx: RunContext, checkout: Checkout, node: str, reason: str, *, window_s: float,
-            per_iteration_s: float, verify_s: Callable[[], float], python: str | None = None) -> Stressed | Unmeasured:
+            per_iteration_s: float, verify_s: Callable[[], float], python: str | None = None,
+            build: dict[str, Any] | None = None) -> Stressed | Unmeasured:
     """Measure, check the budget, tune and verify the stress test of `node` in `checkout`.
     `verify_s()`: what the xfail run of the tuned file may take, asked once the measurement is
     done (the run stops at its first failure)."""
@@ -157,7 +158,7 @@ def measure(ctx: RunContext, checkout: Checkout, node: str, reason: str, *, wind
     _write(checkout, draft)
     limit_s = window_s + per_iteration_s + STARTUP_S
     cpu_s = int(limit_s * (knobs.workers + 1)) + 30
-    runner = tree_runner(ctx, checkout, cpu_s=cpu_s, python=python)
+    runner = tree_runner(ctx, checkout, cpu_s=cpu_s, python=python, build=build)
     runner.repack()
     try:
         result = runner.run(measure_args(draft, window_s=window_s, knobs=knobs), limit_s)
@@ -182,9 +183,10 @@ def measure(ctx: RunContext, checkout: Checkout, node: str, reason: str, *, wind
 
 
 def stress(ctx: RunContext, worktree: Checkout, node: str, reason: str, clock: PhaseClock, *,
-           stage: str) -> Stressed | StageResult:
+           stage: str, build: dict[str, Any] | None = None) -> Stressed | StageResult:
     """A phased job's stress test of `node`, inside its phase's time; a halt result (for the
-    stage `stage`) when there is no time left to measure or the measuring run broke."""
+    stage `stage`) when there is no time left to measure or the measuring run broke. `build`:
+    the commit's build the runs go on (app.pipelines.kit.build)."""
     per_iteration = min(60.0, run_timeout(ctx, clock))
     reserve = max(5.0, 0.25 * clock.remaining_s)  # kept for the xfail verification
     window = min(float(ctx.params.get("stress_window_s", DEFAULT_WINDOW_S)), clock.remaining_s - reserve)
@@ -192,7 +194,7 @@ def stress(ctx: RunContext, worktree: Checkout, node: str, reason: str, clock: P
         return halt("no time left to measure", **clock.exceeded(stage, "no time left for the stress run"),
                     status="Partial")
     found = measure(ctx, worktree, node, reason, window_s=window, per_iteration_s=per_iteration,
-                    verify_s=lambda: clock.remaining_s)
+                    verify_s=lambda: clock.remaining_s, build=build)
     if isinstance(found, Unmeasured):
         return halt("stress run failed", found.reason, status="Partial", extra={"stress": {"output": found.output}})
     return found

@@ -119,7 +119,7 @@ def test_a_passing_test_is_not_reproducible_here_and_nothing_is_published(ci_wor
     # 44 clean runs decide "not reproducible"; they are scripted here (a real checkout and
     # pipeline around them): the sandboxed reruns are what the tests above exercise.
     runner = ScriptedRunner(b"1 passed in 0.01s\n", exit_code=0)
-    monkeypatch.setattr(stages, "tree_runner", lambda ctx, worktree: runner)
+    monkeypatch.setattr(stages, "tree_runner", lambda ctx, worktree, **_: runner)
     params = ci_params(ci_world.project, PASSING_TEST, "AssertionError", "assert 4 == 3")
     ctx, finished, state = _run(ci_world, params)
     assert finished.status == "failed"
@@ -158,7 +158,7 @@ def test_the_deterministic_hint_is_checked_not_trusted(ci_world, monkeypatch, tm
     job = CIJob.from_failure(params["repo"], params["failure"], params["workflow_run"], deterministic_hint=False)
     runner = ScriptedRunner()
     monkeypatch.setattr(stages, "ensure_checkout", lambda ctx, job: tmp_path)
-    monkeypatch.setattr(stages, "tree_runner", lambda ctx, worktree: runner)
+    monkeypatch.setattr(stages, "tree_runner", lambda ctx, worktree, **_: runner)
     state = CIState(job=job, node_id=DETERMINISTIC_TEST)
     output = rerun_stage(ci_world.context(params), state).output
     assert output["verdict"] == "deterministic" and output["hint_confirmed"] is False
