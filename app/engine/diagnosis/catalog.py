@@ -49,7 +49,9 @@ def _p(name: str, regex: str | None, hint: str, experiments: tuple[Experiment, .
 
 
 def _prints_nan(subject: Subject) -> bool:
-    return bool(re.search(r"\bnan\b", subject.text, re.IGNORECASE))
+    """NaN in what the repro printed or raised (not a comparison's "relative difference: nan")."""
+    return any(re.search(r"\bnan\b", line, re.IGNORECASE) and "difference" not in line
+               for line in subject.text.splitlines())
 
 
 def _compiles(subject: Subject) -> bool:

@@ -121,6 +121,8 @@ def next_step(report: DiagnosisReport) -> str:
             return "Pin the seeds (seed 0 fails every time) to make the repro deterministic, then minimize it."
         if finding.experiment == "smaller_sizes" and "not the bug" in finding.line:
             return "Report the smaller repro: the bug does not need the memory."
+        if finding.experiment == "first_nonfinite" and finding.line.startswith("first "):
+            return f"Start at the operation that makes the first non-finite value from finite inputs ({finding.line})."
     if report.hints:
         return report.hints[0].split(". ")[0].rstrip(".") + "."
     return ""

@@ -43,7 +43,8 @@ from torch.utils._pytree import tree_leaves as _scrub_leaves
 
 _SCRUB_FILE = globals().get("__file__")
 _SCRUB_INF = {inf}
-_SCRUB_MACHINERY = ("_python_dispatch", "/_ops.py", "_pytree", "<scrub-experiment>")
+_SCRUB_MACHINERY = ("_python_dispatch", "/_ops.py", "_pytree", "<scrub-experiment>", "/_dynamo/", "/_compile.py",
+                    "_contextlib", "/overrides.py", "/_jit_internal.py")
 
 
 def _scrub_kind(value):

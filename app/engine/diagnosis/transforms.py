@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 Span = tuple[int, int, int, int]  # start line, start col, end line, end col (ast positions)
-COMPILE_NAMES = ("torch.compile", "compile")  # `from torch import compile` binds the second
+COMPILE_NAMES = ("torch.compile",)
 FLOAT_DTYPES = ("float32", "float", "float16", "half", "bfloat16")
 FACTORIES = {"randn", "rand", "randint", "zeros", "ones", "empty", "full", "arange", "linspace", "ones_like",
              "randperm", "eye", "normal", "tensor", "Linear", "Conv1d", "Conv2d", "Conv3d", "Embedding",
@@ -70,17 +70,28 @@ def _name(node: ast.AST) -> str:
         return ""
 
 
+def _compile_names(tree: ast.AST) -> tuple[str, ...]:
+    """`torch.compile`, plus the name `from torch import compile [as c]` binds (never the builtin)."""
+    names = list(COMPILE_NAMES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "torch":
+            names += [alias.asname or alias.name for alias in node.names if alias.name == "compile"]
+    return tuple(names)
+
+
 def compile_calls(tree: ast.AST) -> list[ast.Call]:
     """`torch.compile(...)` calls (also as `@torch.compile(...)` decorators)."""
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) in COMPILE_NAMES]
+    names = _compile_names(tree)
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) in names]
 
 
 def bare_compile_decorators(tree: ast.AST) -> list[ast.expr]:
     """`@torch.compile` used without a call."""
+    names = _compile_names(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found += [d for d in node.decorator_list if _name(d) in COMPILE_NAMES]
+            found += [d for d in node.decorator_list if _name(d) in names]
     return found
 
 

@@ -120,3 +120,10 @@ def test_a_prologue_before_a_first_line_statement_shifts_by_one():
 def test_a_comment_line_keeps_its_comment_after_the_prologue():
     out, shift = t.with_prologue("# the repro\nimport torch\n", "y = 2\n")
     assert shift == 0 and out.splitlines()[0].endswith("# the repro")
+
+
+def test_the_builtin_compile_is_not_torch_compile_but_an_imported_one_is():
+    assert not t.uses_compile("code = compile('1', 'x', 'eval')\n")
+    assert not t.uses_compile("from tlib import compile\nf = compile(g)\n")
+    out = t.compile_backend("from torch import compile as tc\nf = tc(g)\n", "eager")
+    assert out == "from torch import compile as tc\nf = tc(g, backend='eager')\n"
