@@ -6,6 +6,7 @@ two commits on `scrub/fuzz-<seed>` and a draft PR.
     fuzz       the repository's own fuzzer with the seed, in the sandbox -> program + error
     reproduce  the program on each device kind, in the sandbox: which devices fail, with what
     minimize   the existing minimizer, keeping the same error (optional stage)
+    diagnose   the experiments the error's pattern calls for (app.pipelines.fuzz.diagnosis)
     test       the test in the file that covers the operation, device-generic; verified to
                fail with the error without the marker and to xfail with it
     fix        SCRUB_FIX_COMMAND in a sandbox; marker removed -> passes; related tests pass;
@@ -36,6 +37,7 @@ from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageRes
 from app.pipelines.kit.checkout import ensure_checkout, mirror_cache, remote_for
 from app.pipelines.kit.phases import halt, halted, phase_clock
 from app.pipelines.kit.sandbox import run_timeout, tree_runner
+from app.pipelines.fuzz.diagnosis import diagnose_stage
 from app.pipelines.fuzz.fix import fix_stage
 from app.pipelines.fuzz.publish import publish_stage, report_stage
 from app.pipelines.fuzz.state import DeviceRun, FuzzJob, FuzzState
@@ -263,6 +265,7 @@ STAGES: list[Stage] = [
     Stage("fuzz", fuzz_stage, queue=repro_queue, state=FuzzState),
     Stage("reproduce", reproduce_stage, queue=repro_queue, state=FuzzState),
     Stage("minimize", minimize_stage, queue=repro_queue, optional=True, state=FuzzState),
+    Stage("diagnose", diagnose_stage, queue=repro_queue, optional=True, state=FuzzState),
     Stage("test", test_stage, queue=repro_queue, state=FuzzState),
     Stage("fix", fix_stage, queue=repro_queue, state=FuzzState),
     Stage("publish", publish_stage, state=FuzzState),

@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar
 
+from app.engine.diagnosis.model import DiagnosisReport
 from app.pipelines.kit.phases import PHASED_DECODE, PhasedState
 from app.pipelines.state import from_known
 
@@ -82,7 +83,7 @@ class FuzzState(PhasedState):
     """The fuzz pipeline's state; each field is unset (its default) until its stage ran."""
 
     DECODE: ClassVar[dict[str, Callable[[Any], Any]]] = {
-        **PHASED_DECODE, "job": FuzzJob.from_dict, "devices": _device_runs}
+        **PHASED_DECODE, "job": FuzzJob.from_dict, "devices": _device_runs, "diagnosis": DiagnosisReport.from_dict}
 
     # inputs
     job: FuzzJob = field(default_factory=lambda: FuzzJob(repo=""))
@@ -105,6 +106,8 @@ class FuzzState(PhasedState):
     tolerances: dict[str, float] = field(default_factory=dict)
     # minimize: {"lines": "12 -> 3 lines"}, or None when nothing smaller was kept
     minimized: dict[str, Any] | None = None
+    # diagnose (`diagnosis.py`): the catalog's patterns and what their experiments showed
+    diagnosis: DiagnosisReport | None = None
     # test
     generated: dict[str, Any] = field(default_factory=dict)  # path, name, marked, unmarked, style
     verification: dict[str, Any] = field(default_factory=dict)  # unmarked / marked: check_test results
