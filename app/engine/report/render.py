@@ -125,6 +125,8 @@ class IssueComment:
     source_first_line: str | None = None
     source_why: str | None = None
     witness: str | None = None  # for "no longer reproduces": what shows this script once failed
+    # Markdown blocks made safe by their producers (the diagnosis, the offered test), in order.
+    sections: list[str] = field(default_factory=list)
 
 
 def render_issue_comment(comment: IssueComment) -> str:

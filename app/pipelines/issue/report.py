@@ -29,12 +29,14 @@ from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
 from app.engine.verdict.signature import traceback_frames
 
+from app.engine.diagnosis.text import markdown as diagnosis_markdown
 from app.engine.verdict import classify as verdicts
 from app.engine.report.render import (
     IssueComment, Notice, RunReport, Section, StageLine, fence, inline_code, no_mentions, render_issue_comment,
     render_notice, render_run_report,
 )
 from app.pipelines.issue.state import IssueState, PublishPlan, Reproduction
+from app.pipelines.issue.testcase import comment_section, report_section
 from app.pipelines.state import plain
 
 Json = dict[str, Any]
@@ -111,6 +113,7 @@ def _comment(state: IssueState) -> str | None:
     if verdict == verdicts.DIFFERENT:
         comment.different_error = reproduction.description
         comment.reported_error = verdicts.describe_reported(plain(state.reported))
+    comment.sections = [s for s in (diagnosis_markdown(state.diagnosis), comment_section(state)) if s]
     return render_issue_comment(comment)
 
 
@@ -270,6 +273,10 @@ def _sections(state: IssueState) -> list[Section]:
     if minimized := state.minimized:
         sections.append(Section("Minimized Repro", f"{minimized.original_lines} -> {minimized.final_lines} "
                                 f"lines.\n\n{fence(minimized.source, 'python')}"))
+    if diagnosis := diagnosis_markdown(state.diagnosis, heading="Experiments"):
+        sections.append(Section("Diagnosis", diagnosis))
+    if test := report_section(state):
+        sections.append(Section("Failing Test", test))
     return sections
 
 
@@ -305,7 +312,8 @@ def build_report(ctx: Any, state: IssueState, stage_names: Sequence[str]) -> Iss
         + ([("Stages not completed", ", ".join(failed))] if failed else []),
         changes=[],
         stages=stages,
-        next_steps=[NEXT_STEPS.get(verdict, "Look at the run log.")],
+        next_steps=[NEXT_STEPS.get(verdict, "Look at the run log.")]
+        + ([state.diagnosis.next_step] if state.diagnosis and state.diagnosis.next_step else []),
         contacts=[f"{issue['user']['login']} (reporter)"] if (issue.get("user") or {}).get("login") else [],
         sections=_sections(state) + ([Section("Issue Comment", fence(plan.comment, "markdown"))]
                                      if plan.comment else []),

@@ -1,6 +1,10 @@
 """The issue pipeline: seed `001` (scrub-issue) as checkpointed stages.
 
-    fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> report -> publish
+    fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> diagnose -> test
+          -> place_test -> open_test_pr -> report -> publish
+
+(`diagnose`: `diagnosis.py`, the catalog's experiments; `test`, `place_test`, `open_test_pr`:
+`testcase.py`, the failing test offered in the comment and, on `/scrub test`, its pull request.)
 
 Run params (set by the webhook route, the CLI or `/scrub` commands): `repo`, `issue`, and
 optionally `approved_by`, `force_bisect`, `force_minimize` (`FORCE_BISECT`, `FORCE_MINIMIZE`:
@@ -35,7 +39,7 @@ from app.engine.report.render import Notice, render_notice
 from app.engine.verdict.classify import FIXED, REPRODUCES
 from app.github.permissions import may_write, role_of
 from app.github.port import comment_marker
-from app.pipelines.issue import evidence, runner
+from app.pipelines.issue import diagnosis, evidence, runner, testcase
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
 from app.pipelines.issue.report import build_report
 from app.pipelines.issue.state import IssueState
@@ -313,6 +317,10 @@ STAGES: list[Stage] = [
     Stage("reproduce", reproduce, queue=_code_queue, state=IssueState),
     Stage("bisect", bisect, queue=_code_queue, optional=True, state=IssueState),
     Stage("minimize", minimize, queue=_code_queue, optional=True, state=IssueState),
+    Stage("diagnose", diagnosis.diagnose, queue=_code_queue, optional=True, state=IssueState),
+    Stage("test", testcase.offer_test, queue=_code_queue, optional=True, state=IssueState),
+    Stage("place_test", testcase.place_test, queue=_code_queue, optional=True, state=IssueState),
+    Stage("open_test_pr", testcase.open_test_pr, optional=True, state=IssueState),
     Stage("report", report, state=IssueState),
     Stage("publish", publish, state=IssueState),
 ]
