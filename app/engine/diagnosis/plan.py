@@ -7,7 +7,9 @@ experiments run in that order, each once (`experiments`).
 `diagnose_repro(subject, run, budget_s=...)` runs them through `run(variant, timeout_s)`, the
 caller's sandbox (it returns one `Observation` per `variant.runs`; the engine never starts a
 process itself). With `parallel` > 1 the variants of an experiment that is not a ladder run
-side by side (the runner must be thread-safe, as a fork server with that many jobs is). Every experiment has its own time budget and the whole has `budget_s`: an
+side by side (the runner must be thread-safe, as a fork server with that many jobs is); a
+variant that runs several times (a flaky repro's rate) runs `parallel` at a time, and stops
+when the experiment's budget is spent (its line then counts the runs that happened). Every experiment has its own time budget and the whole has `budget_s`: an
 experiment that would start with less than `MIN_START_S` left is reported as not run, and so is
 one that needs a GPU on a worker without one. The result is a `DiagnosisReport`: the patterns,
 their hints, one `Finding` per experiment, and the next step they point to.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from dataclasses import replace
 
 from app.engine.diagnosis.catalog import CATALOG, Pattern
 from app.engine.diagnosis.model import (
@@ -88,10 +91,9 @@ def _run_one(experiment: Experiment, variants: list[Variant], subject: Subject, 
         with ThreadPoolExecutor(max_workers=parallel) as pool:
             runs = list(zip(variants, pool.map(lambda v: run(v, timeout), variants)))
     for variant in variants if not runs else ():
-        remaining = budget_s - (clock() - started)
-        if remaining < MIN_VARIANT_S:
+        observations = _batches(variant, subject, run, budget_s, started, clock, parallel)
+        if not observations:
             break
-        observations = run(variant, min(subject.timeout_s, remaining))
         runs.append((variant, observations))
         if experiment.stop is not None and experiment.stop(observations):
             break
@@ -106,6 +108,19 @@ def _run_one(experiment: Experiment, variants: list[Variant], subject: Subject, 
         line += f" (its {budget_s:.0f} s ran out before: {', '.join(skipped)})"
     return Finding(experiment.name, experiment.family, RAN, line,
                    [summary(variant, observations) for variant, observations in runs], seconds)
+
+
+def _batches(variant: Variant, subject: Subject, run: Runner, budget_s: float, started: float,
+             clock: Callable[[], float], parallel: int) -> list[Observation]:
+    """The variant's runs, `parallel` at a time, while the experiment's budget lasts."""
+    observations: list[Observation] = []
+    while len(observations) < variant.runs:
+        remaining = budget_s - (clock() - started)
+        if remaining < MIN_VARIANT_S:
+            break
+        batch = min(max(1, parallel), variant.runs - len(observations))
+        observations += run(replace(variant, runs=batch), min(subject.timeout_s, remaining))
+    return observations
 
 
 def next_step(report: DiagnosisReport) -> str:

@@ -156,3 +156,19 @@ def test_the_next_step_follows_the_layer_the_ladder_blames():
     assert report.next_step == "An Inductor bug: route it to `module: inductor`."
     assert report.to_dict()["patterns"] == ["compile_failure"]
     assert type(report).from_dict(report.to_dict()) == report
+
+
+def test_a_flaky_variant_runs_in_batches_and_stops_when_its_budget_is_spent():
+    batches: list[int] = []
+
+    def run(variant: Variant, timeout_s: float) -> list[Observation]:
+        batches.append(variant.runs)
+        return [Observation("passed", False, "passed") for _ in range(variant.runs)]
+
+    ticks = iter(range(0, 100_000, 20)).__next__  # 20 s per clock reading
+    subject = Subject(FLAKY, "AssertionError", runs=6, failures=3)
+    report = plan.diagnose_repro(subject, run, budget_s=10_000, parallel=2, clock=ticks)
+    assert batches[:3] == [2, 2, 1]  # the first experiment: 5 runs, 2 at a time
+    report = plan.diagnose_repro(subject, run, budget_s=45, parallel=2, clock=ticks)
+    ran = [f for f in report.findings if f.status == RAN]
+    assert ran and sum(v["runs"] for v in ran[0].variants) < 5 and "/" in ran[0].line
