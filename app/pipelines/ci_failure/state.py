@@ -38,7 +38,11 @@ class GeneratedFile:
         return "stress test" if self.is_stress else "reproduction test"
 
     def to_dict(self) -> Json:
-        return asdict(self)
+        data = asdict(self)
+        for key in ("unmarked", "note"):  # newer keys: only when set (runs stored before lack them)
+            if not data[key]:
+                del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, data: Json) -> GeneratedFile:
