@@ -132,6 +132,9 @@ def next_step(report: DiagnosisReport) -> str:
                     return step[0].upper() + step[1:] + "."
         if finding.experiment == "num_workers_0" and "real error" in finding.line:
             return "Fix the error the DataLoader worker hid (shown with num_workers=0), not the DataLoader."
+        if finding.experiment == "hash_seed" and "the hash seed is the cause" in finding.line:
+            return ("Pin PYTHONHASHSEED (or stop depending on set order and hash()): with it fixed the repro "
+                    "no longer varies from run to run.")
         if finding.experiment == "fixed_seeds" and "every time" in finding.line:
             return "Pin the seeds (seed 0 fails every time) to make the repro deterministic, then minimize it."
         if finding.experiment == "smaller_sizes" and "not the bug" in finding.line:

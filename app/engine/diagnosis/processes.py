@@ -114,9 +114,11 @@ def one_thread_line(subject: Subject, runs: Runs) -> str:
     label = "one thread (torch.set_num_threads(1))"
     if not subject.flaky:
         (_, observations), = runs
-        said = "fails the same way" if tally(observations)[0] else (
+        same = "still hangs" if subject.outcome == "timeout" else "fails the same way"
+        said = same if tally(observations)[0] else (
             f"fails with {first_other(observations).description}" if first_other(observations) else "passes")
-        tail = ": the thread pool is involved (a fork after a parallel region, or a race)" if said == "passes" else ""
+        tail = {"passes": ": the thread pool is involved (a fork after a parallel region, or a race)",
+                same: ": the thread pool is not the cause"}.get(said, "")
         return f"with {label} it {said}{tail}"
     return _rate_line(label, subject, runs, none="the flakiness comes from multithreading",
                       every="one thread makes it certain")
@@ -136,8 +138,8 @@ def hash_seed_variants(subject: Subject) -> list[Variant]:
 
 def hash_seed_line(subject: Subject, runs: Runs) -> str:
     return _rate_line("PYTHONHASHSEED=0", subject, runs,
-                      none="hash order (sets, dict of hashed keys) is the cause",
-                      every="a fixed hash seed makes it certain: hash order is involved")
+                      none="the hash seed is the cause (set or dict order, or values derived from hash())",
+                      every="a fixed hash seed makes it certain: the hash seed is involved")
 
 
 def _flaky_only(build):

@@ -28,7 +28,7 @@ KIND = Kind(
         Word("retry", Lifecycle.retry, "run the latest scrub of this issue again from the start"),
         Word("bisect", Force("bisect", FORCE_BISECT), "find the version that changed the outcome, even if not needed"),
         Word("minimize", Force("minimize", FORCE_MINIMIZE), "shrink the reproduction again"),
-        Word("test", Force("place_test", FORCE_TEST_PR),
+        Word("test", Force("test", FORCE_TEST_PR),
              "open a draft pull request adding the failing test this issue's comment shows"),
     ),
     start=start,

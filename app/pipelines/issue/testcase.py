@@ -5,7 +5,8 @@ fails by raising, its (minimized) code becomes `test_issue_<N>` (`app.engine.tes
 in the style the repository most likely uses; it is run in the sandbox on its own, without the
 marker (it must fail with the issue's error) and with it (it must xfail). The comment shows it.
 
-`/scrub test` (write permission; the `FORCE_TEST_PR` run param) runs two stages. `place_test`
+`/scrub test` (write permission; the `FORCE_TEST_PR` run param) reruns `test` (it then runs
+whatever `SCRUB_OFFER_TESTS` says, on the current build) and two more stages. `place_test`
 (a repro worker: it runs the repository's code) checks out the default branch, reads its
 `.github/scrub.yml` (style, test file), places the test in the test file that covers the repro's
 operations (`app.engine.fuzz.placement`, as the fuzz job does) and verifies it again there.
@@ -35,7 +36,7 @@ from app.pipelines.kit.checkout import drop_checkout, ensure_checkout, remote_fo
 from app.pipelines.kit.sandbox import tree_runner
 from app.pipelines.kit.testcheck import TestCheck, check_test, standalone_runner
 
-FORCE_TEST_PR = "open_test_pr"  # run param set by `/scrub test`
+FORCE_TEST_PR = "force_test_pr"  # run param set by `/scrub test`
 TEST_TIMEOUT_S = 300.0  # one pytest run of the generated test (imports torch, may compile)
 Json = dict[str, Any]
 

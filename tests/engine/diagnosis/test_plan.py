@@ -87,14 +87,19 @@ CASES = [
      "`index_add_cpu_` has no deterministic implementation (it raises)"),
     ("one_thread", Subject(FLAKY, "AssertionError", runs=6, failures=3), {"one thread": PASS},
      "one thread (torch.set_num_threads(1)): no run fails (0/5; 3/6 without): the flakiness comes from multithreading"),
+    ("one_thread", Subject("import torch\nwith Pool(1) as p:\n    p.map(f, range(3))\n", "timed out after 60 s",
+                           outcome="timeout"), {"one thread": ("timeout", True, "timed out after 60 s", "")},
+     "with one thread (torch.set_num_threads(1)) it still hangs: the thread pool is not the cause"),
     ("fixed_seeds", Subject(FLAKY, "AssertionError", runs=6, failures=3), {"seeds fixed": SAME},
      "every run fails (5/5; 3/6 without): seed 0 reproduces it every time: the failure depends on the random data"),
     ("hash_seed", Subject(FLAKY, "AssertionError", runs=6, failures=3), {"PYTHONHASHSEED": PASS},
-     "PYTHONHASHSEED=0: no run fails (0/5; 3/6 without): hash order (sets, dict of hashed keys) is the cause"),
+     "PYTHONHASHSEED=0: no run fails (0/5; 3/6 without): the hash seed is the cause (set or dict order, or values "
+     "derived from hash())"),
 ]
 
 
-@pytest.mark.parametrize(("name", "subject", "answers", "says"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("name", "subject", "answers", "says"), CASES,
+                         ids=[f"{c[0]}-{c[1].outcome}" for c in CASES])
 def test_each_experiment_runs_when_its_pattern_applies_and_reports_what_it_showed(name, subject, answers, says):
     assert name in [e.name for e in plan.experiments(plan.patterns(subject))]
     report = plan.diagnose_repro(subject, fake(answers), budget_s=10_000)

@@ -42,6 +42,7 @@ def test_a_flaky_ci_failure_runs_the_nondeterminism_experiments_on_its_test_file
     assert lines["one_thread"].startswith("one thread (torch.set_num_threads(1)): no run fails (0/")
     assert lines["hash_seed"].startswith("PYTHONHASHSEED=0: no run fails")  # CI runs do not pin it
     assert done.summary.startswith("nondeterminism: 4 experiments ran")
+    assert report.next_step.startswith("Pin PYTHONHASHSEED")
 
 
 def test_no_experiments_when_the_phase_has_no_time_left(ci_world):

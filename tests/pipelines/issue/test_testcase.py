@@ -59,11 +59,11 @@ def test_the_comment_offers_a_verified_test_or_names_the_pull_request():
         "A draft pull request adds this failing test: https://github.com/o/r/pull/7")
 
 
-def test_scrub_test_reruns_from_placing_the_test_with_its_flag_set():
+def test_scrub_test_reruns_from_the_test_stage_with_its_flag_set():
     word = next(w for w in KIND.words if w.word == "test")
 
     request = CommandRequest(command="test", repo=REPO, issue=3, user="maintainer",
                              issue_url=f"https://github.com/{REPO}/issues/3")
     action = resolve(request)
-    assert isinstance(action, RerunFrom) and action.stage == "place_test" and action.flag == FORCE_TEST_PR
+    assert isinstance(action, RerunFrom) and action.stage == "test" and action.flag == FORCE_TEST_PR
     assert word.help_line.startswith("- `/scrub test`: open a draft pull request")
