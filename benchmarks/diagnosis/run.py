@@ -26,12 +26,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from app.engine.diagnosis import Subject, diagnose_repro  # noqa: E402
-from app.engine.diagnosis.model import Variant  # noqa: E402
-from app.engine.diagnosis.processes import ON_CPU  # noqa: E402
-from app.engine.sandbox.runner import Limits, SandboxSpec  # noqa: E402
-from app.pipelines.kit.experiments import ScriptRunner, run_dict  # noqa: E402
-from app.engine.verdict.classify import describe  # noqa: E402
+from app.engine.diagnosis import Subject, diagnose_repro
+from app.engine.diagnosis.model import Variant
+from app.engine.diagnosis.processes import ON_CPU
+from app.engine.sandbox.runner import Limits, SandboxSpec
+from app.engine.verdict.classify import describe
+from app.pipelines.kit.experiments import ScriptRunner, run_dict
 
 HERE = Path(__file__).resolve().parent
 

@@ -14,7 +14,13 @@
   `DiagnosisReport`).
 """
 
-from app.engine.diagnosis.model import DiagnosisReport, Finding, Observation, Subject, Variant
+from app.engine.diagnosis.model import (
+    DiagnosisReport,
+    Finding,
+    Observation,
+    Subject,
+    Variant,
+)
 from app.engine.diagnosis.plan import diagnose_repro
 
 __all__ = ["DiagnosisReport", "Finding", "Observation", "Subject", "Variant", "diagnose_repro"]

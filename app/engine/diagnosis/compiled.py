@@ -15,10 +15,24 @@ from __future__ import annotations
 import re
 
 from app.engine.diagnosis import probes
-from app.engine.diagnosis.model import Experiment, Observation, Runs, Subject, Variant, first_other, tally
+from app.engine.diagnosis.model import (
+    Experiment,
+    Observation,
+    Runs,
+    Subject,
+    Variant,
+    first_other,
+    tally,
+)
 from app.engine.diagnosis.transforms import (
-    compile_backend, compile_backends, compile_calls, compile_with, reset_before_compiles, uses_compile,
-    with_prologue, without_compile,
+    compile_backend,
+    compile_backends,
+    compile_calls,
+    compile_with,
+    reset_before_compiles,
+    uses_compile,
+    with_prologue,
+    without_compile,
 )
 
 LAYERS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")

@@ -13,7 +13,15 @@ from __future__ import annotations
 import re
 
 from app.engine.diagnosis import probes
-from app.engine.diagnosis.model import Experiment, Observation, Runs, Subject, Variant, first_other, tally
+from app.engine.diagnosis.model import (
+    Experiment,
+    Observation,
+    Runs,
+    Subject,
+    Variant,
+    first_other,
+    tally,
+)
 from app.engine.diagnosis.transforms import smaller_sizes, to_float64, with_prologue
 
 OOM = re.compile(r"out of memory|OutOfMemoryError|MemoryError|can't allocate memory|Cannot allocate memory|"

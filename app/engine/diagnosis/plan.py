@@ -18,13 +18,22 @@ their hints, one `Finding` per experiment, and the next step they point to.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from app.engine.diagnosis.catalog import CATALOG, Pattern
 from app.engine.diagnosis.model import (
-    NOT_RUN, RAN, DiagnosisReport, Experiment, Finding, Observation, Runs, Subject, Variant, summary,
+    NOT_RUN,
+    RAN,
+    DiagnosisReport,
+    Experiment,
+    Finding,
+    Observation,
+    Runs,
+    Subject,
+    Variant,
+    summary,
 )
 
 Runner = Callable[[Variant, float], list[Observation]]

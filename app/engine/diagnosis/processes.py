@@ -14,8 +14,20 @@ from __future__ import annotations
 import math
 
 from app.engine.diagnosis import probes
-from app.engine.diagnosis.model import Experiment, Observation, Runs, Subject, Variant, first_other, tally
-from app.engine.diagnosis.transforms import dataloaders_single_process, to_cpu, with_prologue
+from app.engine.diagnosis.model import (
+    Experiment,
+    Observation,
+    Runs,
+    Subject,
+    Variant,
+    first_other,
+    tally,
+)
+from app.engine.diagnosis.transforms import (
+    dataloaders_single_process,
+    to_cpu,
+    with_prologue,
+)
 
 MIN_RUNS, MAX_RUNS = 3, 8
 CONFIDENCE = 0.05  # a clean streak this likely by chance is no evidence

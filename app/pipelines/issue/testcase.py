@@ -26,7 +26,13 @@ from app.engine.fuzz.placement import choose_test_file
 from app.engine.fuzz.program import compiles, device_of, operations
 from app.engine.git.repo import GitError, commit_files, push_branch
 from app.engine.report.render import fence, no_mentions
-from app.engine.testgen.issue_test import STANDALONE_PATH, IssueTest, default_style, issue_spec, issue_test
+from app.engine.testgen.issue_test import (
+    STANDALONE_PATH,
+    IssueTest,
+    default_style,
+    issue_spec,
+    issue_test,
+)
 from app.engine.verdict import classify as verdicts
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.issue import runner

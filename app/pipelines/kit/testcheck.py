@@ -13,8 +13,8 @@ worker's own plugins cost ~13 s per run here.
 from __future__ import annotations
 
 import tempfile
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any

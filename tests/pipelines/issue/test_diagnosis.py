@@ -14,8 +14,15 @@ from app.pipelines.issue.state import IssueState, Reproduction
 from app.pipelines.memory import MemoryRunContext
 from app.settings import Settings
 from tests.conftest import ROOT
-from tests.fakes.fake_github import fake_github  # noqa: F401  (fixture)
-from tests.pipelines.issue.test_stages import our_comments, py, scrub, state_of, traceback, trusted_issue
+from tests.fakes.fake_github import fake_github
+from tests.pipelines.issue.test_stages import (
+    our_comments,
+    py,
+    scrub,
+    state_of,
+    traceback,
+    trusted_issue,
+)
 
 
 def test_experiments_run_for_a_bug_that_reproduces_or_that_ran_out_of_memory_instead():
@@ -53,7 +60,7 @@ def test_a_real_nan_issue_gets_the_op_that_made_the_first_nan(tmp_path):
     assert "**Diagnosis** (pattern `nan_inf`):" in text and "- **first NaN/Inf**: first NaN from" in text
 
 
-def test_the_comment_says_which_experiments_a_cpu_worker_could_not_run(fake_github):  # noqa: F811
+def test_the_comment_says_which_experiments_a_cpu_worker_could_not_run(fake_github):
     error = "RuntimeError: CUDA error: device-side assert triggered"
     number = trusted_issue(fake_github, py(f"raise RuntimeError({error.split(': ', 1)[1]!r})") + "\n"
                            + traceback(error))

@@ -21,8 +21,15 @@ import pytest
 from app.pipelines.kit.testcheck import check_test, standalone_runner
 from tests.conftest import ROOT
 from tests.fakes.ci_project import _git
-from tests.fakes.fake_github import fake_github  # noqa: F401  (fixture)
-from tests.pipelines.issue.test_e2e import RUN_DEADLINE_S, comment_payload, labeled_payload, post_webhook, serve, wait_for_run  # noqa: F401
+from tests.fakes.fake_github import fake_github
+from tests.pipelines.issue.test_e2e import (
+    RUN_DEADLINE_S,
+    comment_payload,
+    labeled_payload,
+    post_webhook,
+    serve,
+    wait_for_run,
+)
 
 REPO = "Codertocat/Hello-World"  # the repository the webhook fixtures name
 CASE = ROOT / "benchmarks/real_issues/cases/r3_56_logaddexp2_bool_backward.json"
@@ -59,7 +66,7 @@ def make_project(tmp: Path) -> Path:
 
 
 @pytest.mark.torch
-def test_scrub_test_opens_a_pull_request_whose_test_fails_then_xfails(fake_github, serve, tmp_path):  # noqa: F811
+def test_scrub_test_opens_a_pull_request_whose_test_fails_then_xfails(fake_github, serve, tmp_path):
     bare = make_project(tmp_path / "remote")
     fake_github.add_repo(REPO)
     fake_github.serve_git(REPO, bare)

@@ -11,11 +11,19 @@ from app.pipelines.issue import KIND
 from app.pipelines.issue.state import IssueState, Reproduction, TestPR
 from app.pipelines.issue.testcase import FORCE_TEST_PR, comment_section, why_no_test
 from app.pipelines.kit.testcheck import TestCheck
-from tests.fakes.fake_github import fake_github  # noqa: F401  (fixture)
-from tests.pipelines.issue.test_stages import REPO, our_comments, py, scrub, state_of, traceback, trusted_issue
+from tests.fakes.fake_github import fake_github
+from tests.pipelines.issue.test_stages import (
+    REPO,
+    our_comments,
+    py,
+    scrub,
+    state_of,
+    traceback,
+    trusted_issue,
+)
 
 
-def test_an_issue_that_still_reproduces_is_offered_a_verified_failing_test(fake_github):
+def test_an_issue_that_still_reproduces_is_offered_a_verified_failing_test(fake_github):  # noqa: F811
     number = trusted_issue(fake_github, py("x = [1, 2]\nraise ValueError(f'bad size {len(x)}')")
                            + "\n" + traceback("ValueError: bad size 2"), title="sizes are wrong")
     finished, ctx = scrub(fake_github, number, config={"offer_tests": True})

@@ -6,9 +6,8 @@ from __future__ import annotations
 import sys
 
 from app.engine.diagnosis.model import Variant
-from app.engine.sandbox.runner import SandboxSpec
+from app.engine.sandbox.runner import Sandbox, SandboxSpec
 from app.engine.sandbox.treerun import TreeRunner, pytest_argv
-from app.engine.sandbox.runner import Sandbox
 from app.pipelines.kit.experiments import ScriptRunner, TreeVariantRunner
 
 SCRIPT = "import os\nprint('seed', os.environ.get('PYTHONHASHSEED'))\nraise ValueError('bad size 3')\n"
