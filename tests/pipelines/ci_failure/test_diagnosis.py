@@ -29,7 +29,7 @@ class FakeVariants:
 def test_a_flaky_ci_failure_runs_the_nondeterminism_experiments_on_its_test_file(ci_world, monkeypatch):
     monkeypatch.setattr(diagnosis, "TreeVariantRunner", FakeVariants)
     params = ci_params(ci_world.project, FLAKY_TEST, "AssertionError", "cache returned a stale entry")
-    ctx = ci_world.context(params)
+    ctx = ci_world.context(params, experiments_budget_s=240)
     run_pipeline(STAGES[:2], ctx, any_queue=True)  # job, checkout
     state = CIState.load({k: v for out in ctx.completed_stages().values() for k, v in out.items()}
                          | {"verdict": "flaky", "rerun": {"runs": 10, "failures": 3}, "rerun_output": "1 failed"})
@@ -47,7 +47,7 @@ def test_a_flaky_ci_failure_runs_the_nondeterminism_experiments_on_its_test_file
 
 def test_no_experiments_when_the_phase_has_no_time_left(ci_world):
     params = ci_params(ci_world.project, FLAKY_TEST, "AssertionError", "stale")
-    ctx = ci_world.context(params, phase_reproduce_s=5)
+    ctx = ci_world.context(params, phase_reproduce_s=5, experiments_budget_s=240)
     state = CIState.load({"job": {"repo": ci_world.project.repo, "test": FLAKY_TEST},
                           "phase_reproduce_started": 0.0})
     done = diagnosis.diagnose_stage(ctx, state)
