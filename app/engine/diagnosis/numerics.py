@@ -127,10 +127,6 @@ def smaller_line(subject: Subject, runs: Runs) -> str:
     return f"still out of memory with the {last}"
 
 
-def _oom_only(subject: Subject) -> bool:
-    return bool(OOM.search(subject.failure))
-
-
 FIRST_NONFINITE = Experiment("first_nonfinite", "nan", "which operation produced the first NaN/Inf",
                              first_nonfinite_variants, first_nonfinite_line, budget_s=90.0)
 ANOMALY = Experiment("detect_anomaly", "nan", "which backward node returned NaN, from which forward line",
