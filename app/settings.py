@@ -105,6 +105,10 @@ class Settings(BaseSettings):
     sandbox: SandboxKind | None = None
     sandbox_memory_mb: int = Field(4096, gt=0)
     repro_timeout: float = Field(120.0, gt=0)
+    # The diagnosis experiments after a repro reproduces (seconds for all of them; 0: none run),
+    # and the failing test offered for an issue that still reproduces.
+    experiments_budget_s: float = Field(240.0, ge=0)
+    offer_tests: bool = True
     fix_command: str = ""
     # The fuzz job's fix sandbox: host variables passed in by name (comma-separated; names that
     # look like secrets are refused), and whether it keeps the network.

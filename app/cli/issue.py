@@ -5,7 +5,8 @@ FILE is a saved `{"issue": {...}, "comments": [...]}` in GitHub's REST shapes; a
 credentials, or anonymously when there are none (public repositories).
 The comment goes to stdout; progress to stderr. `--json` prints one object: verdict, labels,
 close, comment, selected repro, reported error, reproduction, bisection, minimized repro,
-review findings, the report.
+diagnosis (the catalog's patterns and each experiment's finding), the offered failing test and
+its checks, review findings, the report.
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ def run_issue(github: OfflineGitHub, repo: str, number: int, settings: Any, *, e
         "reproduction": state.get("reproduction"),
         "bisect": state.get("bisect"),
         "minimized": state.get("minimized"),
+        "diagnosis": state.get("diagnosis"),
+        "test": state.get("offered_test"),
+        "test_checks": state.get("test_checks", []),
         "stages": [{"stage": r.stage, "status": r.status, "summary": r.summary,
                     "seconds": round(r.ended - r.started, 3) if r.ended else None} for r in ctx.stages],
         "report": (ctx.artifacts.get("report.md") or ("", ""))[1],

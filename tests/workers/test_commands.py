@@ -17,7 +17,8 @@ from workers.execute import WorkerServices, execute_command
 
 REPO, ISSUE = "o/r", 5
 # The issue pipeline's stages as these tests expect them (checked against the pipeline below).
-ISSUE_STAGES = ["fetch", "select", "triage", "review", "reproduce", "bisect", "minimize", "stress", "publish", "report"]
+ISSUE_STAGES = ["fetch", "select", "triage", "review", "reproduce", "bisect", "minimize", "stress", "diagnose", "test",
+                "place_test", "open_test_pr", "publish", "report"]
 HELP_TEXT = help_text()
 
 

@@ -133,6 +133,8 @@ class IssueComment:
     # first failure), one paragraph each, placed before the sign-off. Markdown the caller made
     # safe (`inline_code` for anything a repro printed); mentions are defused here.
     notes: list[str] = field(default_factory=list)
+    # Markdown blocks made safe by their producers (the diagnosis, the offered test), in order.
+    sections: list[str] = field(default_factory=list)
 
 
 def render_issue_comment(comment: IssueComment) -> str:

@@ -57,7 +57,7 @@ def _fix_commit(worktree, job: CIJob, state: CIState) -> None:
         patch.write(fix.patch)
         patch.flush()
         git("apply", "--index", patch.name, cwd=worktree)
-    source = without_expected_failure(generated.source)
+    source = generated.unmarked or without_expected_failure(generated.source)
     commit_files(worktree, {generated.path: source},
                  f"scrub: fix {job.test}"[:72] + f"\n\n{fix.summary}\nThe expected-failure marker is dropped.\n")
 

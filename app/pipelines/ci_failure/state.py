@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from app.engine.diagnosis.model import DiagnosisReport
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE
 from app.pipelines.ci_failure.job import CIJob
 from app.pipelines.kit.phases import PHASED_DECODE, PhasedState
@@ -27,6 +28,8 @@ class GeneratedFile:
     path: str
     source: str
     kind: str  # "repro" or "stress"
+    unmarked: str = ""  # the same file without the expected-failure marker (the fix commit), when known
+    note: str = ""  # how it was made: "copied from the failing test", or why not
 
     @property
     def is_stress(self) -> bool:
@@ -37,11 +40,16 @@ class GeneratedFile:
         return "stress test" if self.is_stress else "reproduction test"
 
     def to_dict(self) -> Json:
-        return asdict(self)
+        data = asdict(self)
+        for key in ("unmarked", "note"):  # newer keys: only when set (runs stored before lack them)
+            if not data[key]:
+                del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, data: Json) -> GeneratedFile:
-        return cls(path=data["path"], source=data["source"], kind=data.get("kind", "repro"))
+        return cls(path=data["path"], source=data["source"], kind=data.get("kind", "repro"),
+                   unmarked=data.get("unmarked", ""), note=data.get("note", ""))
 
 
 @dataclass(frozen=True)
@@ -70,7 +78,8 @@ class CIState(PhasedState):
     """`ci_failure` and `improve`: the job, the checkout, the reruns, the test, the fix, the PR."""
 
     DECODE = {**PHASED_DECODE, "job": CIJob.from_dict, "generated": GeneratedFile.from_dict,
-              "verification": XfailCheck.from_dict, "fix": FixAttempt.from_dict, "rerun": RerunSummary.from_dict}
+              "verification": XfailCheck.from_dict, "fix": FixAttempt.from_dict, "rerun": RerunSummary.from_dict,
+              "diagnosis": DiagnosisReport.from_dict}
 
     job: CIJob | None = None
     failures_found: int = 0  # improve: failures in the given logs
@@ -86,6 +95,8 @@ class CIState(PhasedState):
     rerun_output: str = ""
     verdict: str | None = None
     hint_confirmed: bool | None = None
+    # diagnose (`diagnosis.py`): the catalog's patterns and what their experiments showed
+    diagnosis: DiagnosisReport | None = None
     # test
     generated: GeneratedFile | None = None
     verification: XfailCheck | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.engine.diagnosis.text import markdown as diagnosis_markdown
 from app.engine.report.render import RunReport, Section, StageLine, fence, inline_code, no_mentions
 from app.domain import StageSummary
 from app.pipelines.base import State
@@ -18,7 +19,7 @@ from app.pipelines.fuzz.state import FuzzState
 from app.pipelines.kit.build import describe as describe_build
 
 
-STAGE_ORDER = ("inputs", "checkout", "build", "fuzz", "reproduce", "minimize", "test", "fix", "publish", "report")
+STAGE_ORDER = ("inputs", "checkout", "build", "fuzz", "reproduce", "minimize", "diagnose", "test", "fix", "publish", "report")
 
 
 def stage_lines(summaries: list[StageSummary], completed: dict[str, State]) -> list[StageLine]:
@@ -100,6 +101,8 @@ def _next_steps(state: FuzzState, status: str) -> list[str]:
         steps.append(f"Run it: python -m pytest {state.generated['path']} -k {state.generated['name']}")
     if status == "Partial" and state.fix.get("patch") and not state.fix.get("verified"):
         steps.append("Fix the bug by hand (the fix command's attempt is in the run's log), then drop the marker")
+    if state.diagnosis and state.diagnosis.next_step:
+        steps.append(state.diagnosis.next_step)
     if state.pr_url:
         steps.append("Review the draft PR: land the test (commit 1) and the fix (commit 2)")
     return steps
@@ -126,6 +129,8 @@ def build_report(state: FuzzState, settings: Any, completed: dict[str, State],
     failing_run = next((d for d in state.devices if d.fails), None)
     if failing_run:
         sections.append(Section("Error", fence(failing_run.output[-2500:])))
+    if diagnosis := diagnosis_markdown(state.diagnosis, heading="Experiments"):
+        sections.append(Section("Diagnosis", diagnosis))
     if state.fix.get("questions"):
         sections.append(Section("Fix summary", no_mentions(state.fix["questions"])))
     for key in ("unmarked", "marked"):

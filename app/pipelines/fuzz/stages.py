@@ -10,6 +10,7 @@ two commits on `scrub/fuzz-<seed>` and a draft PR.
     reproduce  the program on each device kind this worker has, in the sandbox: which fail,
                with what, where (eager, compiled, compare); a generator bug is reported as one
     minimize   the existing minimizer, keeping the same error and the device (optional stage)
+    diagnose   the experiments the error's pattern calls for (app.pipelines.fuzz.diagnosis)
     test       the test in the file that covers the failing operators, device-generic; verified to
                fail with the error without the marker and to xfail with it
     fix        SCRUB_FIX_COMMAND in a sandbox; marker removed -> passes; related tests pass;
@@ -42,6 +43,7 @@ from app.pipelines.kit.build import build_stage as kit_build_stage
 from app.pipelines.kit.checkout import ensure_checkout, mirror_cache, remote_for
 from app.pipelines.kit.phases import halt, halted, phase_clock
 from app.pipelines.kit.sandbox import run_timeout, tree_runner
+from app.pipelines.fuzz.diagnosis import diagnose_stage
 from app.pipelines.fuzz.fix import fix_stage
 from app.pipelines.fuzz.programs import (candidate_timeout, exception_class, minimize_budget, program_runner,
                                          run_on_devices, with_device)
@@ -293,6 +295,7 @@ STAGES: list[Stage] = [
     Stage("fuzz", fuzz_stage, queue=repro_queue, state=FuzzState),
     Stage("reproduce", reproduce_stage, queue=repro_queue, state=FuzzState),
     Stage("minimize", minimize_stage, queue=repro_queue, optional=True, state=FuzzState),
+    Stage("diagnose", diagnose_stage, queue=repro_queue, optional=True, state=FuzzState),
     Stage("test", test_stage, queue=repro_queue, state=FuzzState),
     Stage("fix", fix_stage, queue=repro_queue, state=FuzzState),
     Stage("publish", publish_stage, state=FuzzState),

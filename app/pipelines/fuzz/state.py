@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar
 
 from app.engine.fuzz.config import FuzzConfig
+from app.engine.diagnosis.model import DiagnosisReport
 from app.pipelines.kit.phases import PHASED_DECODE, PhasedState
 from app.pipelines.state import from_known
 
@@ -91,7 +92,7 @@ class FuzzState(PhasedState):
     """The fuzz pipeline's state; each field is unset (its default) until its stage ran."""
 
     DECODE: ClassVar[dict[str, Callable[[Any], Any]]] = {
-        **PHASED_DECODE, "job": FuzzJob.from_dict, "devices": _device_runs}
+        **PHASED_DECODE, "job": FuzzJob.from_dict, "devices": _device_runs, "diagnosis": DiagnosisReport.from_dict}
 
     # inputs
     job: FuzzJob = field(default_factory=lambda: FuzzJob(repo=""))
@@ -117,6 +118,8 @@ class FuzzState(PhasedState):
     skipped_devices: dict[str, str] = field(default_factory=dict)  # device -> why this worker did not run it
     # minimize: {"lines": "12 -> 3 lines"}, or None when nothing smaller was kept
     minimized: dict[str, Any] | None = None
+    # diagnose (`diagnosis.py`): the catalog's patterns and what their experiments showed
+    diagnosis: DiagnosisReport | None = None
     # test
     generated: dict[str, Any] = field(default_factory=dict)  # path, name, marked, unmarked, style
     verification: dict[str, Any] = field(default_factory=dict)  # unmarked / marked: check_test results

@@ -32,6 +32,7 @@ from app.engine.verdict.culprit import describe as describe_culprit
 from app.engine.verdict.culprit import evidence as culprit_evidence
 from app.engine.verdict.signature import traceback_frames
 
+from app.engine.diagnosis.text import markdown as diagnosis_markdown
 from app.engine.verdict import classify as verdicts
 from app.engine.report.render import (
     IssueComment, Notice, RunReport, Section, StageLine, fence, inline_code, no_mentions, render_issue_comment,
@@ -39,6 +40,7 @@ from app.engine.report.render import (
 )
 from app.pipelines.issue.state import IssueState, PublishPlan, Reproduction
 from app.pipelines.issue.stress import stress_note, stress_section
+from app.pipelines.issue.testcase import comment_section, report_section
 from app.pipelines.state import plain
 
 Json = dict[str, Any]
@@ -119,6 +121,7 @@ def _comment(state: IssueState) -> str | None:
     if verdict == verdicts.DIFFERENT:
         comment.different_error = reproduction.description
         comment.reported_error = verdicts.describe_reported(plain(state.reported))
+    comment.sections = [s for s in (diagnosis_markdown(state.diagnosis), comment_section(state)) if s]
     return render_issue_comment(comment)
 
 
@@ -290,6 +293,10 @@ def _sections(state: IssueState) -> list[Section]:
                                 f"lines.\n\n{fence(minimized.source, 'python')}"))
     if state.stress:
         sections.append(stress_section(state.stress))
+    if diagnosis := diagnosis_markdown(state.diagnosis, heading="Experiments"):
+        sections.append(Section("Diagnosis", diagnosis))
+    if test := report_section(state):
+        sections.append(Section("Failing Test", test))
     return sections
 
 
@@ -325,7 +332,8 @@ def build_report(ctx: Any, state: IssueState, stage_names: Sequence[str]) -> Iss
         + ([("Stages not completed", ", ".join(failed))] if failed else []),
         changes=[],
         stages=stages,
-        next_steps=[NEXT_STEPS.get(verdict, "Look at the run log.")],
+        next_steps=[NEXT_STEPS.get(verdict, "Look at the run log.")]
+        + ([state.diagnosis.next_step] if state.diagnosis and state.diagnosis.next_step else []),
         contacts=[f"{issue['user']['login']} (reporter)"] if (issue.get("user") or {}).get("login") else [],
         sections=_sections(state) + ([Section("Issue Comment", fence(plan.comment, "markdown"))]
                                      if plan.comment else []),

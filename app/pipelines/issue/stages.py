@@ -1,6 +1,10 @@
 """The issue pipeline: seed `001` (scrub-issue) as checkpointed stages.
 
-    fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> stress -> publish -> report
+    fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> stress -> diagnose
+          -> test -> place_test -> open_test_pr -> publish -> report
+
+(`diagnose`: `diagnosis.py`, the catalog's experiments; `test`, `place_test`, `open_test_pr`:
+`testcase.py`, the failing test offered in the comment and, on `/scrub test`, its pull request.)
 
 Run params (set by the webhook route, the CLI or `/scrub` commands): `repo`, `issue`, and
 optionally `approved_by`, `force_bisect`, `force_minimize`, `force_stress` (`FORCE_BISECT`,
@@ -41,7 +45,7 @@ from app.engine.verdict.culprit import RELEASE
 from app.engine.verdict.culprit import describe as describe_culprit
 from app.github.permissions import may_write, role_of
 from app.github.port import comment_marker
-from app.pipelines.issue import culprits, evidence, runner
+from app.pipelines.issue import culprits, diagnosis, evidence, runner, testcase
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
 from app.pipelines.issue import dedup
 from app.pipelines.issue.report import build_report, publish_plan
@@ -337,6 +341,10 @@ STAGES: list[Stage] = [
     Stage("bisect", bisect, queue=_code_queue, optional=True, state=IssueState),
     Stage("minimize", minimize, queue=_code_queue, optional=True, state=IssueState),
     Stage("stress", stress, queue=_code_queue, optional=True, state=IssueState),
+    Stage("diagnose", diagnosis.diagnose, queue=_code_queue, optional=True, state=IssueState),
+    Stage("test", testcase.offer_test, queue=_code_queue, optional=True, state=IssueState),
+    Stage("place_test", testcase.place_test, queue=_code_queue, optional=True, state=IssueState),
+    Stage("open_test_pr", testcase.open_test_pr, optional=True, state=IssueState),
     Stage("publish", publish, state=IssueState),
     Stage("report", report, state=IssueState),
 ]

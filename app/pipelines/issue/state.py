@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from app.engine.diagnosis.model import DiagnosisReport
 from app.engine.issue.markdown import ReportedError, Repro
 from app.engine.issue.review import Finding
 from app.engine.issue.triage import Triage
@@ -31,6 +32,8 @@ from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
 from app.engine.verdict.culprit import Culprit
 from app.pipelines.kit.stress import StressFinding
+from app.engine.testgen.issue_test import IssueTest
+from app.pipelines.kit.testcheck import TestCheck
 from app.pipelines.state import PipelineState, from_known
 from app.runstate import Minimized, Reproduction
 
@@ -61,6 +64,34 @@ class PublishPlan:
         return from_known(cls, data)
 
 
+@dataclass(frozen=True)
+class TestPR:
+    """What `/scrub test` did: the pull request, or why there is none."""
+
+    opened: bool
+    why: str = ""
+    url: str | None = None
+    number: int | None = None
+    branch: str = ""
+    base: str = ""  # the default branch, and its commit the test was placed and verified on
+    commit: str = ""
+    path: str = ""
+    placement: str = ""
+    checks: list[TestCheck] = field(default_factory=list)
+
+    __test__ = False  # not a pytest class
+
+    _KEYS = ("opened", "why", "url", "number", "branch", "base", "commit", "path", "placement")
+
+    def to_dict(self) -> Json:
+        return {k: getattr(self, k) for k in self._KEYS} | {"checks": [c.to_dict() for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, data: Json) -> TestPR:
+        return cls(**{k: data[k] for k in cls._KEYS if k in data},
+                   checks=[TestCheck.from_dict(c) for c in data.get("checks") or []])
+
+
 @dataclass
 class IssueState(PipelineState):
     DECODE: ClassVar[dict[str, Callable[[Any], Any]]] = {
@@ -78,6 +109,11 @@ class IssueState(PipelineState):
         "stated_values": StatedValues.from_dict,
         "witness": Witness.from_dict,
         "stress": StressFinding.from_dict,
+        "diagnosis": DiagnosisReport.from_dict,
+        "offered_test": IssueTest.from_dict,
+        "test_checks": lambda items: [TestCheck.from_dict(c) for c in items],
+        "placed_test": IssueTest.from_dict,
+        "test_pr": TestPR.from_dict,
     }
 
     # fetch
@@ -115,6 +151,12 @@ class IssueState(PipelineState):
     minimized: Minimized | None = None
     # stress (`/scrub stress` only)
     stress: StressFinding | None = None
+    # diagnose (`diagnosis.py`), test and test_pr (`testcase.py`)
+    diagnosis: DiagnosisReport | None = None  # the catalog's patterns and what their experiments showed
+    offered_test: IssueTest | None = None  # the repro as a unit test, offered in the comment
+    test_checks: list[TestCheck] = field(default_factory=list)  # it failed without its marker, xfailed with it
+    placed_test: IssueTest | None = None  # `/scrub test`: the test in the repository's test file
+    test_pr: TestPR | None = None  # what `/scrub test` did
     # publish, report
     publish: PublishPlan | None = None
     same_failures: list[Json] = field(default_factory=list)  # other open issues / CI signatures (dedup.py)

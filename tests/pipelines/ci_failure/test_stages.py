@@ -48,7 +48,15 @@ def test_deterministic_failure_gets_a_verified_repro_branch_and_draft_pr_and_a_r
     assert state["verdict"] == "deterministic"
     assert state["rerun"]["failures"] == state["rerun"]["runs"] >= 17  # ln(0.01)/ln(0.75)
     assert state["verification"]["xfailed"] and state["verification"]["counts"] == {"xfailed": 1}
-    assert state["test_created"] == "tests/scrub/test_divide_by_zero_repro.py"
+    # The failing test's own code, copied beside it (not a subprocess around the node id),
+    # verified to fail with the CI error without its marker, then to xfail with it.
+    assert state["test_created"] == "tests/test_calc.py"
+    generated = state["generated"]
+    assert "@pytest.mark.xfail(strict=True, reason='ZeroDivisionError: division by zero')\n" \
+        "def test_divide_by_zero_repro():\n    assert safe_divide(1, 0) == float(\"inf\")" in generated["source"]
+    assert "xfail" not in generated["unmarked"] and "subprocess" not in generated["source"]
+    assert generated["note"].startswith("copied from tests/test_calc.py::test_divide_by_zero as test_divide_by_zero_repro")
+    assert "without the marker: test FAILED" in generated["note"]
 
     branch = f"scrub/{params['fingerprint'][:12]}"
     tip = remote_branch_tip(ci_world.project.bare, branch)

@@ -37,6 +37,9 @@ def traceback(line: str) -> str:
 
 
 def settings(**overrides) -> Settings:
+    """Experiments and the offered test are off unless a test turns them on (test_diagnosis.py,
+    test_testcase.py cover them)."""
+    overrides = {"experiments_budget_s": 0, "offer_tests": False, **overrides}
     return Settings(sandbox="bwrap", repro_timeout=overrides.pop("repro_timeout", 20), **overrides)
 
 
