@@ -22,6 +22,8 @@ OTHER_VOCABULARIES = {
     ("app/engine/issue/triage.py", "tracker"): "a label's name",
     ("app/engine/issue/triage.py", "better-engineering"): "a label's name",
     ("app/engine/verdict/bisect.py", "fixed"): "a bisection's direction",
+    ("app/engine/verdict/culprit.py", "fixed"): "a bisection's direction",
+    ("workers/results.py", "failed"): "a repro job's outcome (`workers.jobs.ReproResult`)",
     ("app/pipelines/issue/runner.py", "deterministic"): "the flaky rule's `Literal` answer",
     ("app/pipelines/issue/runner.py", "flaky"): "the flaky rule's `Literal` answer",
 }

@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from app.domain import RunStatus
 from app.pipelines import registry
 from app.pipelines.base import Finished, Handoff, Stage, run_pipeline
 from app.pipelines.memory import MemoryRunContext
@@ -120,7 +121,7 @@ def run_job(job: ReproJob, settings: Settings, beat: Callable[[str], None],
     else:
         if isinstance(finished, Handoff):
             outcome = {"outcome": "handoff"}
-        elif isinstance(finished, Finished) and finished.status == "awaiting_approval":
+        elif isinstance(finished, Finished) and finished.status == RunStatus.awaiting_approval:
             outcome = {"outcome": "wait", "verdict": finished.verdict}
         else:
             outcome = {"outcome": "end", "status": finished.status, "verdict": finished.verdict}

@@ -27,6 +27,13 @@ OWN_FILES = {
     ("app/pipelines/ci_failure/improve.py", "dest.parent"): "the data dir's log folder",
     ("app/pipelines/selftest/stages.py", "Path(hold)"): "a selftest's hold file, named by the operator",
     ("app/pipelines/kit/stress.py", "scratch"): "the data dir's folder of scratch trees (a script's stress test)",
+    ("app/pipelines/ci_ingest/stages.py", "partial"): "the log archive being downloaded, under the data dir",
+    ("app/pipelines/ci_ingest/stages.py", "path"): "the run's log archive under the data dir",
+    ("app/pipelines/ci_ingest/logstore.py", "folder"): "the data dir's log folder (eviction)",
+    ("app/pipelines/ci_ingest/logstore.py", "path"): "a log archive under the data dir (eviction)",
+    ("app/pipelines/kit/build.py", "Path(spec.origin).parent / 'version.py'"): "the worker's own torch's version.py",
+    ("app/pipelines/kit/testcheck.py", "Path(root) / 'conftest.py'"): "a fresh temporary directory of its own",
+    ("app/engine/fuzz/treework.py", "Path(host)"): "a build's compiled parts on the worker (the binds)",
 }
 PATH_ONLY = {"unlink", "mkdir", "rmdir", "touch", "rename", "iterdir", "glob", "rglob", "stat", "lstat", "open",
              "is_symlink", "chmod", "readlink", "symlink_to", "hardlink_to", "samefile", "owner", "resolve"}

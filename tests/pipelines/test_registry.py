@@ -81,7 +81,8 @@ def test_every_kind_ends_alike_publish_then_report():
               if kind.name != RunKind.selftest}  # a smoke test: greet, work, report
     assert {name: names for name, names in ending.items() if names} == {
         RunKind.issue: ["publish", "report"], RunKind.ci_failure: ["publish", "report"],
-        RunKind.improve: ["publish", "report"], RunKind.fuzz: ["publish", "report"]}
+        RunKind.improve: ["publish", "report"], RunKind.fuzz: ["publish", "report"],
+        RunKind.progression: ["publish", "report"]}
     for kind in registry.kinds():
         if "report" in kind.stage_names and kind.name != RunKind.selftest:
             assert kind.stage_names[-1] == "report", kind.name

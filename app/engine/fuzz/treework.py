@@ -148,15 +148,18 @@ def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
     return CommandRun(report["exit"], False, shown[-6000:], changed, tuple(report["deleted"]))
 
 
-def _entries(root: Path) -> int:
-    """Files, directories and links under `root` (without `.git`): the inodes a copy takes."""
+def _entries(root: Checkout | Path) -> int:
+    """Files and directories under `root` (without `.git`, through the checkout's door): the
+    inodes a copy takes."""
+    folders: set[str] = set()
     count = 0
-    for top, dirs, names in os.walk(root):
-        if Path(top) == Path(root):
-            dirs[:] = [d for d in dirs if d != ".git"]
-            names = [n for n in names if n != ".git"]
-        count += len(dirs) + len(names)
-    return count
+    for rel in Checkout.of(root).files():
+        count += 1
+        parent = rel.rpartition("/")[0]
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = parent.rpartition("/")[0]
+    return count + len(folders)
 
 
 def _check_target(checkout: Checkout, rel: str) -> None:

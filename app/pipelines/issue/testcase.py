@@ -25,6 +25,7 @@ from app.engine.fuzz.config import FuzzConfigError, load_fuzz_config
 from app.engine.fuzz.placement import choose_test_file
 from app.engine.fuzz.program import compiles, device_of, operations
 from app.engine.git.repo import GitError, commit_files, push_branch
+from app.engine.git.tree import UnsafePath
 from app.engine.report.render import fence, no_mentions
 from app.engine.testgen.issue_test import (
     STANDALONE_PATH,
@@ -144,10 +145,10 @@ def _place(ctx: RunContext, state: IssueState, worktree: Any, base: str, sha: st
     spec = _spec(ctx, state, config.style)
     placement = choose_test_file(worktree, tuple(operations(spec.program)), compiles=compiles(spec.program),
                                  style=config.style, configured=config.test_file)
-    target = worktree / placement.path
-    if target.is_symlink():
-        return _no_pr(f"{placement.path} is a symlink; not writing through it")
-    existing = target.read_text() if placement.exists else None
+    try:  # through the checkout's door: a link anywhere on the way is refused
+        existing = worktree.read_text(placement.path) if placement.exists else None
+    except UnsafePath:
+        return _no_pr(f"{placement.path} goes through a symlink; not writing through it")
     try:
         test = issue_test(spec, placement.path, existing, title=f"Tests Scrubbot wrote for {ctx.params['repo']} issues.",
                           placement=placement.reason)

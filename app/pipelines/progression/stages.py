@@ -89,7 +89,6 @@ def publish(ctx: RunContext, state: ProgressionState) -> StageResult:
     params = ctx.params
     repo, number, target = str(params["repo"]), int(params["number"]), params.get("target", ISSUE)
     change = comments.transition(params.get("last_state"), state.verdict)
-    ctx.save_artifact("report.md", "report", _report(ctx, state, change))
     if not change:
         return StageResult(summary=f"no change ({params.get('last_state')} -> {state.verdict}): nothing written",
                            output={"transition": ""})
@@ -115,6 +114,13 @@ def publish(ctx: RunContext, state: ProgressionState) -> StageResult:
         ctx.github.close_issue(repo, number, reason="completed")
         done.append("closed")
     return StageResult(summary=f"{change}: {', '.join(done)}", output={"transition": change, "published": done})
+
+
+def report(ctx: RunContext, state: ProgressionState) -> StageResult:
+    """The run's own record, last (as in every kind): what the re-check showed and what it wrote."""
+    change = comments.transition(ctx.params.get("last_state"), state.verdict)
+    ctx.save_artifact("report.md", "report", _report(ctx, state, change))
+    return StageResult(summary=f"{state.verdict}: {change or 'no change'}")
 
 
 def _report(ctx: RunContext, state: ProgressionState, change: str) -> str:
@@ -146,4 +152,5 @@ STAGES: list[Stage] = [
     Stage("recheck", recheck, queue=_code_queue, state=ProgressionState),
     Stage("culprit", culprit, queue=_code_queue, optional=True, state=ProgressionState),
     Stage("publish", publish, state=ProgressionState),
+    Stage("report", report, state=ProgressionState),
 ]

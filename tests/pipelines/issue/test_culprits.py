@@ -50,7 +50,7 @@ def scrub(monkeypatch, world, now, recorder, *, index="http://127.0.0.1:9/simple
                                          "remove_labels": []},
         "reproduction": now, "verdict": now["verdict"],
     }
-    run_pipeline([s for s in STAGES if s.name in ("bisect", "report")], ctx, state, any_queue=True)
+    run_pipeline([s for s in STAGES if s.name in ("bisect", "publish", "report")], ctx, state, any_queue=True)
     merged = dict(state)
     for record in ctx.stages:
         merged.update(record.output)
