@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
