@@ -32,6 +32,7 @@ _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")
 _PYTHON_LANGS = {"python", "py", "python3", "py3", "pytorch", "ipython"}
 _UNTAGGED = {"", "code"}
 _MARKER = "<!-- scrubbot:"
+_IPYTHON_PROMPT = re.compile(r"^\s*In \[\d*\]: ", re.MULTILINE)  # `In [3]: x.sum()` parses as an annotation
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ def is_python_block(block: CodeBlock) -> bool:
     """
     if block.lang not in _PYTHON_LANGS | _UNTAGGED or not block.text.strip():
         return False
-    if "Traceback (most recent call last)" in block.text or block.text.lstrip().startswith(">>>"):
-        return False
+    if "Traceback (most recent call last)" in block.text or block.text.lstrip().startswith(">>>") or _IPYTHON_PROMPT.search(
+            block.text):
+        return False  # a transcript: its input lines are taken by `candidates.repl_source`
     tree = parse_python(block.text)
     if tree is None:
         return False

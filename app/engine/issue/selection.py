@@ -3,8 +3,9 @@
 Rules (`app/pipelines/issue/README.md`, "Selection rule"):
 
 - Every runnable block of every human post is a candidate (`candidates.post_blocks`);
-  blocks the post presents as the expected behaviour or a workaround are `control`s and are
-  never chosen while a `repro` exists.
+  blocks the post presents as the expected behaviour or a workaround are `control`s, and
+  printed output under an "Output" heading or label is `output`: neither is chosen while a
+  `repro` exists (an output block only when nothing else was posted).
 - First choice: the original poster's latest post with a repro (its longest self-contained
   block), unless someone with triage permission or higher (`trusted`) posted a strictly shorter
   self-contained one. Nobody else's code replaces the poster's by being shorter: a stranger's
@@ -19,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.engine.issue.candidates import CONTROL, REPRO, post_blocks
+from app.engine.issue.candidates import CONTROL, OUTPUT, REPRO, post_blocks
 from app.engine.issue.repro import Repro
 
 Json = dict[str, Any]
@@ -60,7 +61,7 @@ def select_repro(candidates: list[Repro], trusted: set[str] | frozenset[str] = f
     """The repro to run first (see the module docstring); `trusted`: the commenters with
     triage permission or higher. `candidates` are in thread order, which breaks ties."""
     marked = _mark(candidates, trusted)
-    pool = [c for c in marked if c.role == REPRO] or marked
+    pool = ([c for c in marked if c.role == REPRO] or [c for c in marked if c.role != OUTPUT]) or marked
     if not pool:
         return None
     order = {id(c): i for i, c in enumerate(pool)}

@@ -41,3 +41,14 @@ def test_strangers_run_only_as_alternates_after_the_posters_blocks():
 def test_with_no_posters_code_a_strangers_runs_but_cannot_close():
     chosen = select_repro(repro_candidates(post("op", "it fails", "t1"), [post("stranger", py("print(2)"), "t2")]))
     assert chosen.author == "stranger" and not chosen.trusted and "cannot close" in chosen.why
+
+
+def test_a_longer_output_block_tagged_python_is_never_chosen_over_the_code():
+    # Real shape (#110620): the code, then its printed module repr in a ```python block under "Output".
+    printed = "y_1 = RReLU(\n  lower=tensor([-10.0000, -9.5000,\n    -9.0000, -8.5000]), upper=0.3333\n)\n\ny_2 = tensor([-2.29, -2.17])"
+    body = (f"### 🐛 Describe the bug\n\n`nn.RReLU` behaves like a linear function, however `torch.rrelu` works as expected\n\n"
+            f"{py('import torch' + chr(10) + 'x = torch.ones(2)' + chr(10) + 'y = torch.nn.RReLU(x)')}\n\n#### Output\n\n{py(printed)}")
+    candidates = repro_candidates(post("op", body, "t1"), [])
+    chosen = select_repro(candidates)
+    assert chosen.role == "repro" and chosen.source.startswith("import torch") and chosen.self_contained
+    assert alternates(candidates, chosen) == []
