@@ -5,7 +5,8 @@ Many correctness reports have no `assert`: the script prints a value and the pro
 "Expected output:" blocks. `stated_values(text)` finds such a pair (`StatedValues`); the run's
 printed output is then compared with both (`compare`): the numbers of a stated value must
 appear, in order and contiguous, among the numbers printed (relative tolerance 1e-3, absolute
-1e-5; nan equals nan; `True`/`False` count as 1/0). When the output shows the stated wrong
+1e-5 unless either number is written with an exponent: `4.2484e-18` is not `0.`; nan equals
+nan; `True`/`False` count as 1/0). When the output shows the stated wrong
 value and not the expected one, the bug is there; the expected one and not the wrong one, it
 is gone; anything else says nothing.
 
@@ -46,22 +47,38 @@ class StatedValues:
         return cls(str(data.get("actual", "")), str(data.get("expected", "")))
 
 
+class Number(float):
+    """A number as written: `scientific` when it carries an exponent (`4.2484e-18`), which
+    states its own precision however small it is."""
+
+    scientific: bool = False
+
+    def __new__(cls, value: float, scientific: bool = False) -> Number:
+        number = super().__new__(cls, value)
+        number.scientific = scientific
+        return number
+
+
 def numbers(text: str) -> list[float]:
     """The numbers in `text` in order (nan and inf included, `True`/`False` as 1/0); dtype and
-    device annotations are not values."""
-    found = []
+    device annotations are not values. Each is a `Number` (a float that knows its notation)."""
+    found: list[float] = []
     for token in _NUMBER.findall(_NOISE.sub(" ", text or "")):
         lowered = token.lower()
-        found.append(1.0 if lowered == "true" else 0.0 if lowered == "false" else float(lowered))
+        value = 1.0 if lowered == "true" else 0.0 if lowered == "false" else float(lowered)
+        found.append(Number(value, "e" in lowered and lowered not in ("true", "false")))
     return found
 
 
 def _close(a: float, b: float) -> bool:
+    """Equal within the tolerance; the absolute one only between numbers printed in fixed
+    notation (where it stands for the digits a print drops), never against an exponent."""
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
     if math.isinf(a) or math.isinf(b):
         return a == b
-    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    exact = getattr(a, "scientific", False) or getattr(b, "scientific", False)
+    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=0.0 if exact else ABS_TOL)
 
 
 def shows(printed: list[float], stated: list[float]) -> bool:
@@ -148,7 +165,8 @@ def literals(source: str) -> list[float]:
         tree = ast.parse(source or "")
     except (SyntaxError, ValueError):
         return []
-    return [float(node.value) for node in ast.walk(tree)
+    return [Number(float(node.value), "e" in (ast.get_source_segment(source, node) or "").lower())
+            for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)]
 
 
@@ -173,4 +191,4 @@ def compare(output: str, values: StatedValues, source: str = "") -> str | None:
     return None
 
 
-__all__ = ["StatedValues", "compare", "numbers", "shows", "stated_values"]
+__all__ = ["Number", "StatedValues", "compare", "numbers", "shows", "stated_values"]

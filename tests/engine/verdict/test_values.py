@@ -56,3 +56,15 @@ def test_a_value_the_script_holds_as_a_literal_is_not_shown_by_printing_it():
     printed = "tensor([inf])\ntensor([6.7004e+307])\n"
     assert compare(printed, values) is None  # both shown: cannot tell
     assert compare(printed, values, source) == "actual"  # the expected value is only the script's reference
+
+
+def test_a_tiny_value_written_with_an_exponent_is_not_zero():
+    # Real shape (#192406): "actual: tensor(0.)" against "expected: tensor(4.2484e-18)", where
+    # the absolute tolerance made the two the same number and the pair stated nothing.
+    text = f"### Actual vs expected result\n\n{FENCE}text\nactual:\ntensor(0.)\n\nexpected:\ntensor(4.2484e-18)\n{FENCE}"
+    values = stated_values(text)
+    assert values == StatedValues("tensor(0.)", "tensor(4.2484e-18)")
+    source = "import torch\nx = torch.tensor(-40.0)\nexpected = torch.tensor(4.248354255291589e-18)\nprint(x.grad, expected)"
+    assert compare("actual:\ntensor(0.)\nexpected:\ntensor(4.2484e-18)", values, source) == "actual"
+    assert not shows(numbers("tensor(0.)"), numbers("4.2484e-18"))
+    assert shows(numbers("tensor([0.0000, 1.0000])"), numbers("[0.000001, 1.0]"))  # fixed notation keeps its rounding
