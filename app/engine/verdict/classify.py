@@ -3,7 +3,10 @@
 The seed's three outcomes, plus what an unattended service must add:
 
 - `reproduces`: the same error as reported: same exception class and a distinctive part of
-  the message; a hang reported and a timeout; a segfault reported and a SIGSEGV.
+  the message (the message alone when the report quotes it without its class); a hang
+  reported and a timeout; a crash reported and the run killed by one of its signals (SIGSEGV
+  for a segfault, SIGABRT for an abort, SIGFPE, SIGBUS; any of SIGABRT/SIGSEGV/SIGBUS for heap
+  corruption).
 - `fixed`: the run passes although an error was reported.
 - `different-error`: it fails, but not the way the issue says.
 - `missing-dependency`: it stops at an import of a package the worker does not have (the
@@ -104,8 +107,11 @@ def same_exception(reported: dict[str, Any], run: dict[str, Any]) -> bool:
     path) and the reported message's distinctive head in the message seen now (or the other way
     round, for a truncated report). A match on a wrapper class alone (`InductorError` vs
     `InductorError`) needs the wrapped errors to agree too."""
-    wanted = exception_levels(reported.get("exception"), reported.get("message"))
     seen = _run_levels(run)
+    if not reported.get("exception"):  # a message quoted without its class: the message decides
+        want = reported.get("message") or ""
+        return len(_normalized(want)) >= 20 and any(_messages_match(want, message) for _, message in seen)
+    wanted = exception_levels(reported.get("exception"), reported.get("message"))
     for i, (want_class, want_message) in enumerate(wanted):
         for j, (seen_class, seen_message) in enumerate(seen):
             if want_class != seen_class or not _messages_match(want_message, seen_message):
@@ -152,13 +158,13 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
             return FIXED
     if outcome == "passed":
         return FIXED if kind or self_checking or facts.self_checking or values is not None else INCONCLUSIVE
-    if (kind in ("segfault", "hang") and outcome == "error" and expected_exception
+    if (kind in ("segfault", "crash", "hang") and outcome == "error" and expected_exception
             and short_class(run.get("exception") or "") == short_class(expected_exception)):
         return FIXED
     if kind == "hang":
         return REPRODUCES if outcome == "timeout" else DIFFERENT
-    if kind == "segfault":
-        return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) == signals.SIGSEGV else DIFFERENT
+    if kind in ("segfault", "crash"):
+        return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) in crash_signals(reported) else DIFFERENT
     if outcome == "timeout":  # no hang was reported: a timeout is no error, and says nothing of the bug
         return INCONCLUSIVE
     if outcome == "error" and _NO_GPU.search(run.get("message") or "") and not (
@@ -221,6 +227,15 @@ def printed_reported_error(reported: dict[str, Any], run: dict[str, Any]) -> boo
     return want in output
 
 
+def crash_signals(reported: dict[str, Any] | None) -> set[int]:
+    """The signal numbers a reported crash may die of: SIGSEGV for a segfault, the named ones
+    for a `crash`."""
+    reported = reported or {}
+    if reported.get("kind") == "segfault":
+        return {int(signals.SIGSEGV)}
+    return {number for name in reported.get("signals") or () if (number := _signal_number(name)) is not None}
+
+
 def _signal_number(value: Any) -> int | None:
     """A run's signal as a number, whether stored as 11 or as "SIGSEGV"."""
     if isinstance(value, str):
@@ -260,6 +275,9 @@ def describe_reported(reported: dict[str, Any] | None) -> str:
     kind = reported.get("kind")
     if kind == "segfault":
         return "a segmentation fault"
+    if kind == "crash":
+        names = list(reported.get("signals") or ())
+        return "a crash (" + (" or ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " or " + names[-1]) + ")"
     if kind == "hang":
         return "a hang"
     return reported.get("expect") or f"{reported.get('exception')}: {reported.get('message')}".rstrip(": ")

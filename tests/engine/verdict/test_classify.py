@@ -188,3 +188,31 @@ def test_printed_values_are_compared_with_the_stated_ones():
     assert classify(None, PASSED | {"output_tail": "tensor([nan, 1.])\n"}, values=values) == "reproduces"
     assert classify(None, PASSED | {"output_tail": "tensor([0., 1.])\n"}, values=values) == "fixed"
     assert classify(None, PASSED | {"output_tail": "tensor([7., 7.])\n"}, values=values) == "fixed"  # witness decides
+
+
+SIGFPE = {"outcome": "crash", "signal": int(signal.SIGFPE), "exit_code": 136}
+SIGBUS = {"outcome": "crash", "signal": "SIGBUS", "exit_code": 135}
+FPE = {"kind": "crash", "signals": ["SIGFPE"]}
+HEAP = {"kind": "crash", "signals": ["SIGABRT", "SIGSEGV", "SIGBUS"]}
+
+
+@pytest.mark.parametrize("reported, run, verdict", [
+    (FPE, SIGFPE, "reproduces"),  # a live FPE was "different-error" while only SIGSEGV counted
+    (FPE, SIGSEGV, "different-error"),
+    (FPE, error("RuntimeError", "Number of channels must be divisible by groups"), "different-error"),
+    (FPE, PASSED, "fixed"),
+    (HEAP, SIGBUS, "reproduces"),  # heap corruption dies of whichever signal the allocator meets
+    (HEAP, SIGABRT, "reproduces"),
+    (HEAP, SIGFPE, "different-error"),
+    ({"kind": "crash", "signals": ["SIGABRT"]}, SIGABRT, "reproduces"),
+])
+def test_a_reported_crash_reproduces_only_by_its_own_signals(reported, run, verdict):
+    assert classify(reported, run) == verdict
+
+
+def test_a_message_quoted_without_its_class_matches_any_class_by_the_message():
+    quoted = {"kind": "exception", "exception": "", "message": "Subtraction, the `-` operator, with a bool tensor is "
+                                                                  "not supported. If you are trying to invert a mask"}
+    assert classify(quoted, error("RuntimeError", quoted["message"] + ", use the `~` operator")) == "reproduces"
+    assert classify(quoted, error("RuntimeError", "expected scalar type Float but found Double")) == "different-error"
+    assert classify({"kind": "exception", "exception": "", "message": "too short"}, error("X", "too short")) == "different-error"
