@@ -17,6 +17,7 @@ run edits it instead of adding a second one.
 
 from __future__ import annotations
 
+import platform as host_platform
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -208,7 +209,8 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
     if printed:  # the run log shows what the repro printed, not only the stage summaries
         ctx.log(f"repro output on {label} (last {REPRO_LOG_LINES} lines at most):\n{printed}")
     # Every comment by the poster counts here: more of their words only make it more careful.
-    platform = repro_facts.reported_platform("\n".join(_poster_words(state.issue, state.comments)))
+    platform = repro_facts.reported_platform("\n".join(_poster_words(state.issue, state.comments)),
+                                             machine=host_platform.machine())
     if result.verdict in (verdicts.FIXED, verdicts.DIFFERENT) and platform:
         # Passing (or failing otherwise) on this Linux worker proves nothing about a failure seen
         # on Windows or macOS (a toolchain, a path, a backend): never close such an issue as fixed.
