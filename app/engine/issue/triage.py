@@ -126,6 +126,9 @@ def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_worker
         missing = ", ".join(undefined_names(repro.source)[:5])
         return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL,
                                f"the code is a fragment: it uses {missing or 'names'} without defining them")
+    if idle := repro_facts.never_runs(repro.source):
+        return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL,
+                               f"the code only defines {', '.join(idle[:5])} and never calls anything")
     remove = [NEEDS_REPRO_LABEL] if NEEDS_REPRO_LABEL in labels else []
     hardware = unavailable_hardware(repro.source, gpu_workers)
     if hardware:

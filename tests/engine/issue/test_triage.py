@@ -1,0 +1,41 @@
+"""Triage before anything runs: what is not a runnable bug report (the rest of the decisions are
+exercised in test_markdown.py, where triage started)."""
+
+from __future__ import annotations
+
+from app.engine.issue.repro import Repro
+from app.engine.issue.repro_facts import never_runs
+from app.engine.issue.triage import triage
+
+MODEL = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Net(nn.Module):
+    def __init__(self):
+        super(Net, self).__init__()
+        self.conv1 = nn.Conv1d(1, 6, 5)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+"""
+
+
+def repro(source: str) -> Repro:
+    return Repro(source, "op", "u", "t", True)
+
+
+def test_a_model_pasted_without_the_lines_that_use_it_needs_a_reproduction():
+    # Real shape (#543): the script is cut inside forward(), before the input, loss and backward.
+    decision = triage({"title": "Error when backprop Conv1d", "body": "", "state": "open"}, repro(MODEL))
+    assert decision.decision == "needs-reproduction" and decision.add_labels == ["needs reproduction"]
+    assert "only defines Net" in decision.reason
+
+
+def test_code_that_calls_or_decorates_something_runs():
+    assert never_runs(MODEL + "\nNet()(torch.ones(1, 1, 8))\n") == []
+    assert never_runs("import torch\n\n@torch.jit.script\ndef f(x):\n    return x + 1\n") == []  # scripting runs at def
+    assert never_runs("import torch\n") == []  # `import torch` alone is a repro (an import error)
+    assert never_runs("import torch\nclass A:\n    w = torch.ones(2)\n") == []  # a class body runs
+    assert never_runs("def f(x=print(1)):\n    pass\n") == []  # a default runs at def
+    assert never_runs("def f(:\n") == []
