@@ -74,7 +74,7 @@ class Block:
 def repl_source(text: str) -> str | None:
     """The code of a `>>>` or IPython `In [n]:` transcript (its prompt and continuation lines),
     each bare expression echoed through `sys.displayhook` as the REPL did (so the run prints
-    what the transcript shows), or None when it has none or they do not parse together.
+    what the transcript shows; `import sys` goes first), or None when it has none or they do not parse together.
     IPython magics and shell escapes (`%timeit`, `!pip`) are not Python and are left out."""
     chunks: list[list[str]] = []
     for line in text.splitlines():
@@ -87,6 +87,8 @@ def repl_source(text: str) -> str | None:
     if not code:
         return None
     source = "\n".join(code).strip("\n")
+    if any(_ECHO in line for line in code):
+        source = "import sys\n" + source
     return source if parse_python(source) is not None else None
 
 
@@ -96,7 +98,7 @@ def _strip_prompt(line: str) -> str:
 
 def _echoed(chunk: str) -> str:
     """One transcript input: a lone expression (not a `print(...)`) is wrapped in
-    `__import__("sys").displayhook(...)`, which prints its repr unless it is None, as the REPL
+    `sys.displayhook(...)`, which prints its repr unless it is None, as the REPL
     did; its trailing comment is kept. Anything else is unchanged."""
     tree = parse_python(chunk)
     if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
@@ -109,7 +111,10 @@ def _echoed(chunk: str) -> str:
         return chunk
     line = chunk.splitlines()[node.end_lineno - 1].encode()  # ast offsets count UTF-8 bytes
     head, rest = line[:node.col_offset].decode(), line[node.end_col_offset:].decode().rstrip()
-    return f"{head}__import__(\"sys\").displayhook({segment}){rest}"
+    return f"{head}{_ECHO}({segment}){rest}"
+
+
+_ECHO = "sys.displayhook"
 
 
 _TEST_HARNESS = "import unittest\n\n\nclass ReproTest(unittest.TestCase):\n{body}\n\nunittest.main(argv=['repro'])\n"

@@ -22,6 +22,7 @@ from typing import Any
 
 from app.engine.issue.candidates import CONTROL, OUTPUT, REPRO, post_blocks
 from app.engine.issue.repro import Repro
+from app.engine.issue.repro_facts import never_runs
 
 Json = dict[str, Any]
 
@@ -41,7 +42,8 @@ def repro_candidates(issue: Json, comments: list[Json]) -> list[Repro]:
                 url=post.get("html_url", ""),
                 created_at=post.get("created_at", ""),
                 by_original_poster=_login(post) == op,
-                self_contained=is_self_contained(source),
+                # a script that never calls anything (a pasted model, a graph dump) shows nothing
+                self_contained=is_self_contained(source) and not never_runs(source),
                 kind=block.kind,
                 role=block.role,
                 where="the issue body" if index == 0 else f"comment {index}",

@@ -122,13 +122,13 @@ def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_worker
                 "the repro is only in a screenshot; a copyable script is needed",
             )
         return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL, "no repro script in the issue")
+    if idle := repro_facts.never_runs(repro.source):
+        return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL,
+                               f"the code only defines {', '.join(idle[:5])} and never calls anything")
     if not repro.self_contained:
         missing = ", ".join(undefined_names(repro.source)[:5])
         return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL,
                                f"the code is a fragment: it uses {missing or 'names'} without defining them")
-    if idle := repro_facts.never_runs(repro.source):
-        return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL,
-                               f"the code only defines {', '.join(idle[:5])} and never calls anything")
     remove = [NEEDS_REPRO_LABEL] if NEEDS_REPRO_LABEL in labels else []
     hardware = unavailable_hardware(repro.source, gpu_workers)
     if hardware:

@@ -2,7 +2,9 @@
 
 Many correctness reports have no `assert`: the script prints a value and the prose says
 "prints `tensor([nan, 1.])` but expected `tensor([0., 1.])`", or gives "Output:" and
-"Expected output:" blocks. `stated_values(text)` finds such a pair (`StatedValues`); the run's
+"Expected output:" blocks, or shows under "Observed:" a check the script prints (`any NaN:
+True`) with no expected value (its negation is then the expected one, and only the printed
+line with that label is read). `stated_values(text)` finds such a pair (`StatedValues`); the run's
 printed output is then compared with both (`compare`): the numbers of a stated value must
 appear, in order and contiguous, among the numbers printed (relative tolerance 1e-3, absolute
 1e-5 unless either number is written with an exponent: `4.2484e-18` is not `0.`; nan equals
@@ -30,7 +32,10 @@ _EXPECTED_CUE = (r"\s*[,;]?\s*(?:but|while|whereas|instead of|when)\s+(?:it\s+|t
                  r"(?: is| was| to be)?|should (?:be|print|return|give)|(?:the )?correct (?:result|value|output) is)\s*:?\s*")
 _STOP = re.compile(r"\s*(?:[;\n]|,?\s*\b(?:but|while|whereas|instead|when|got|actual|received)\b|\.\s|\.$|,\s+(?=[a-z]))", re.I)
 _LABELLED = re.compile(r"^\W{0,6}(?P<label>expected(?: output| result| value)?|actual(?: output| result| value)?|"
-                       r"(?:current |my )?output|result|got)[ \t]*[:=][ \t]*(?P<rest>.*)$", re.IGNORECASE | re.MULTILINE)
+                       r"observed(?: output| result| behaviou?r)?|(?:current |my )?output|result|got)[ \t]*[:=][ \t]*"
+                       r"(?P<rest>.*)$", re.IGNORECASE | re.MULTILINE)
+# A check the script prints about itself, as the report shows it: `any NaN: True`, `match = False`.
+_CHECK_LINE = re.compile(r"^\s*(?P<label>[^\n:=]{2,60}?\s*[:=])\s*(?P<value>True|False)\s*$", re.MULTILINE)
 REL_TOL, ABS_TOL = 1e-3, 1e-5
 
 
@@ -38,13 +43,17 @@ REL_TOL, ABS_TOL = 1e-3, 1e-5
 class StatedValues:
     actual: str  # what the report says the code prints (the wrong value)
     expected: str  # what it should print
+    label: str = ""  # when set, only the printed lines that start with it are read (`any NaN:`)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.label:
+            del data["label"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StatedValues:
-        return cls(str(data.get("actual", "")), str(data.get("expected", "")))
+        return cls(str(data.get("actual", "")), str(data.get("expected", "")), str(data.get("label", "")))
 
 
 class Number(float):
@@ -120,8 +129,20 @@ def stated_values(text: str | None) -> StatedValues | None:
         labelled.setdefault(side, value)
     if len(labelled) == 2:
         values = StatedValues(labelled["actual"], labelled["expected"])
-        return values if _distinct(values) else None
-    return None
+        if _distinct(values):
+            return values
+    return _observed_check(labelled.get("actual", ""))
+
+
+def _observed_check(observed: str) -> StatedValues | None:
+    """The report's observed output shows a check the script prints (`any NaN: True`) and
+    states no expected value: the wrong value is the one shown, the expected its negation, and
+    only the printed line with that label is read."""
+    found = _CHECK_LINE.search(observed)
+    if found is None:
+        return None
+    value = found.group("value")
+    return StatedValues(value, "False" if value == "True" else "True", found.group("label").strip())
 
 
 def _value_at(text: str, at: int) -> tuple[str, int]:
@@ -180,6 +201,9 @@ def compare(output: str, values: StatedValues, source: str = "") -> str | None:
     """"actual" when the output shows the stated wrong value and not the expected one,
     "expected" for the reverse, None when it shows both, neither, or cannot tell. A stated value
     the script itself holds as a literal (`source`) does not count as shown."""
+    if values.label:  # a labelled check: only the lines that print it
+        output = "\n".join(line.strip()[len(values.label):] for line in (output or "").splitlines()
+                           if line.strip().startswith(values.label))
     printed, own = numbers(output), literals(source)
     actual, expected = numbers(values.actual), numbers(values.expected)
     wrong = shows(printed, actual) and not _own_reference(actual, own)

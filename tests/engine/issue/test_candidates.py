@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.engine.issue.candidates import CONTROL, OUTPUT, REPRO, post_blocks, repl_source
+from app.engine.issue.review import scan
 from app.engine.issue.triage import needs_cuda
 
 FENCE = "```"
@@ -32,7 +33,7 @@ def test_a_repl_transcript_is_extracted_without_its_output():
             f"tensor([2.7183])\n>>> for i in range(2):\n...     print(i)\n...\n0\n1\n{FENCE}")
     (block,) = post_blocks(body)
     assert block.kind == "repl"
-    assert block.source == ('import scipy.special\nimport torch\n__import__("sys").displayhook(torch.tensor([1.0]).exp())\n'
+    assert block.source == ('import sys\nimport scipy.special\nimport torch\nsys.displayhook(torch.tensor([1.0]).exp())\n'
                             'for i in range(2):\n    print(i)')
     assert repl_source("no prompts here") is None
 
@@ -81,13 +82,15 @@ def test_an_ipython_transcript_runs_its_inputs_and_echoes_bare_expressions():
             f"1.2 us +- 3 ns per loop\n{FENCE}")
     (block,) = post_blocks(body)
     assert block.kind == "repl" and block.role == REPRO
-    assert block.source == ('import torch\nx = torch.ones(2)\n__import__("sys").displayhook(x.sum())  # the sum\n'
+    assert block.source == ('import sys\nimport torch\nx = torch.ones(2)\nsys.displayhook(x.sum())  # the sum\n'
                             'for i in range(2):\n    print(i)')
+    assert scan(block.source) == []  # echoing adds nothing the security scan holds for approval
 
 
 def test_a_repl_transcript_echoes_what_the_repl_showed_but_not_prints():
     assert repl_source(">>> import torch\n>>> print(1)\n1\n>>> torch.ones(1)\ntensor([1.])") == (
-        'import torch\nprint(1)\n__import__("sys").displayhook(torch.ones(1))')
+        'import sys\nimport torch\nprint(1)\nsys.displayhook(torch.ones(1))')
+    assert repl_source(">>> import torch\n>>> x = torch.ones(1)") == "import torch\nx = torch.ones(1)"  # nothing echoed
 
 
 def test_the_same_transcript_under_expect_is_a_control():

@@ -52,3 +52,13 @@ def test_a_longer_output_block_tagged_python_is_never_chosen_over_the_code():
     chosen = select_repro(candidates)
     assert chosen.role == "repro" and chosen.source.startswith("import torch") and chosen.self_contained
     assert alternates(candidates, chosen) == []
+
+
+def test_a_later_block_that_only_defines_a_module_is_not_chosen_over_a_runnable_one():
+    # Real shape (#136662): a maintainer's reduction, then a pasted FX graph dump (a class whose
+    # forward is never called) in a later comment.
+    reduction = "import torch\nx = torch.ones(2, requires_grad=True)\nprint(torch.compile(torch.sin)(x))"
+    dump = "import torch\nclass GraphModule(torch.nn.Module):\n    def forward(self, x):\n        return x.sin()"
+    comments = [post("maintainer", py(reduction), "t2"), post("maintainer", py(dump), "t3")]
+    chosen = select_repro(repro_candidates(post("op", "", "t1"), comments))
+    assert chosen.source.startswith(reduction)

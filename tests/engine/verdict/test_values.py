@@ -68,3 +68,16 @@ def test_a_tiny_value_written_with_an_exponent_is_not_zero():
     assert compare("actual:\ntensor(0.)\nexpected:\ntensor(4.2484e-18)", values, source) == "actual"
     assert not shows(numbers("tensor(0.)"), numbers("4.2484e-18"))
     assert shows(numbers("tensor([0.0000, 1.0000])"), numbers("[0.000001, 1.0]"))  # fixed notation keeps its rounding
+
+
+def test_a_check_the_script_prints_under_observed_is_read_on_its_own_line():
+    # Real shape (#184037): "Observed:" shows `any NaN: True` and a random tensor; "Expected:" is prose.
+    text = (f"Observed:\n\n{FENCE}\nany NaN: True\ntensor([nan, nan, 0.8487, 0.6920])\n{FENCE}\n\nExpected:\n\n"
+            "Either compute `|x| ** p` or raise on negative input.")
+    values = stated_values(text)
+    assert values == StatedValues("True", "False", "any NaN:")
+    assert StatedValues.from_dict(values.to_dict()) == values
+    assert compare("any NaN: True\ntensor([nan, 0.8487, nan, 0.0000])", values) == "actual"  # not the tensor's numbers
+    assert compare("any NaN: False\ntensor([1.0000, 0.8487])", values) == "expected"
+    assert compare("tensor([1.0000, 0.0000])", values) is None  # the check line is not printed: nothing to read
+    assert "label" not in StatedValues("1", "2").to_dict()  # the stored shape of a plain pair is unchanged
