@@ -22,7 +22,7 @@ from typing import Any
 from app.engine.minimize.size import code_lines  # the project's one measure of repro size
 from app.engine.issue import loose
 from app.engine.issue.python_names import parse_python, undefined_names  # re-exported: one definition of "defined"
-from app.engine.issue.triage import Triage, needs_cuda, triage  # re-exported: the issue stage API
+from app.engine.issue.triage import Triage, duplicate_of, needs_cuda, triage  # re-exported: the issue stage API
 from app.engine.issue.reported import ReportedError, last_exception, reported_error  # re-exported
 from app.engine.issue.repro import Repro  # re-exported
 
@@ -187,7 +187,7 @@ def has_images(markdown: str | None) -> bool:
 
 
 __all__ = [
-    "CodeBlock", "Repro", "ReportedError", "Triage", "code_blocks", "code_lines", "has_images",
+    "CodeBlock", "Repro", "ReportedError", "Triage", "code_blocks", "code_lines", "duplicate_of", "has_images",
     "is_python_block", "is_self_contained", "post_scripts", "last_exception", "undefined_names", "needs_cuda", "repro_candidates", "reported_error",
     "select_repro", "triage",
 ]

@@ -6,7 +6,7 @@ write (a `PublishPlan`):
 | verdict | comment | labels | close |
 | --- | --- | --- | --- |
 | closed | none | none | no (nothing is written) |
-| feature / better-engineering / tracker / needs-reproduction | none | the triage label | no |
+| feature / better-engineering / documentation / tracker / needs-reproduction | none | the triage label | no |
 | screenshot-only | a request for a copyable script | `needs reproduction` | no |
 | unavailable-hardware | which hardware is missing | — | no |
 | reproduces | "still reproduces" (+ minimized repro, flaky ratio, first bad version) | `needs reproduction` removed | no |
@@ -44,6 +44,7 @@ NEXT_STEPS = {
     Verdict.closed: "Nothing: the issue is closed.",
     Verdict.feature: "Route to the feature backlog; no reproduction needed.",
     Verdict.better_engineering: "Route to the better-engineering backlog.",
+    Verdict.documentation: "Route to the documentation owners; nothing to reproduce.",
     Verdict.tracker: "Nothing: tracking issues are not reproduced.",
     Verdict.needs_reproduction: "Wait for the reporter to add a runnable repro.",
     Verdict.screenshot_only: "Wait for the reporter to paste the repro as text.",

@@ -111,7 +111,8 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
     issue, comments = state.issue, state.comments
     candidates = issues.repro_candidates(issue, comments)
     op = (issue.get("user") or {}).get("login", "")
-    trusted = evidence.trusted_commenters(ctx, candidates, op, TRIAGE_ROLES)
+    claims = [c for c in issues.human_posts(issue, comments)[1:] if issues.duplicate_of([c], None)]  # may they say so?
+    trusted = evidence.trusted_commenters(ctx, candidates, op, TRIAGE_ROLES, also=claims)
     chosen = choose.select_repro(candidates, set(trusted))
     others = choose.alternates(candidates, chosen, set(trusted))
     posts = issues.human_posts(issue, comments)
@@ -146,7 +147,9 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
 
 def triage(ctx: RunContext, state: IssueState) -> StageResult:
     repro = state.repro
-    decision = issues.triage(state.issue, repro, images=state.images_only)
+    decision = issues.triage(state.issue, repro, images=state.images_only,
+                             comments=issues.human_posts(state.issue, state.comments)[1:],
+                             trusted=set(state.trusted) if ctx.github is not None else None)
     output: dict[str, Any] = {"triage": decision, "needs_cuda": decision.needs_cuda}
     if decision.cpu_source and repro is not None:
         output["repro"] = replace(repro, source=decision.cpu_source, cuda_dropped=True)

@@ -39,3 +39,25 @@ def test_code_that_calls_or_decorates_something_runs():
     assert never_runs("import torch\nclass A:\n    w = torch.ones(2)\n") == []  # a class body runs
     assert never_runs("def f(x=print(1)):\n    pass\n") == []  # a default runs at def
     assert never_runs("def f(:\n") == []
+
+
+def test_a_documentation_issue_is_routed_not_reproduced():
+    # Real shape (#78243): the docs template, a link to a docs page, no code.
+    body = "### 📚 The doc issue\n\nhttps://pytorch.org/docs/1.11/generated/torch.nn.LeakyReLU.html\n\nthe picture is wrong"
+    decision = triage({"title": "I find that the picture has some errors?", "body": body, "state": "open"}, None)
+    assert (decision.decision, decision.add_labels) == ("documentation", ["module: docs"])
+    assert triage({"title": "[docs] typo in conv2d", "body": "", "state": "open"}, None).decision == "documentation"
+    labelled = {"title": "wrong formula", "body": "", "state": "open", "labels": [{"name": "module: docs"}]}
+    assert triage(labelled, None).decision == "documentation"
+    assert triage(labelled, repro("import torch\ntorch.ones(1)\n")).decision == "actionable"  # a docs label on code: run it
+
+
+def test_a_triagers_duplicate_comment_stops_the_run_and_a_strangers_does_not():
+    issue = {"title": "`nanmean`", "body": "", "state": "open"}
+    said = [{"user": {"login": "maintainer"}, "body": "Dupplicate: #137780"}]
+    decision = triage(issue, None, comments=said, trusted={"maintainer"})
+    assert decision.decision == "duplicate" and "#137780" in decision.reason
+    assert triage(issue, None, comments=said, trusted=set()).decision == "needs-reproduction"
+    assert triage(issue, None, comments=said, trusted=None).decision == "duplicate"  # nobody to ask: the thread says so
+    said = [{"user": {"login": "maintainer"}, "body": "Not a duplicate of #1, see the stack"}]
+    assert triage(issue, None, comments=said, trusted={"maintainer"}).decision == "needs-reproduction"
