@@ -191,9 +191,15 @@ def literals(source: str) -> list[float]:
             if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)]
 
 
+_PLAIN = (0.0, 1.0, -1.0)  # literals every script holds (`manual_seed(0)`, `kernel_size=1`): they tell nothing
+
+
 def _own_reference(stated: list[float], source_literals: list[float]) -> bool:
     """Every number of a stated value is a literal of the script: printing it proves nothing
-    (`expected = torch.tensor([6.7e307]); print(expected)`)."""
+    (`expected = torch.tensor([6.7e307]); print(expected)`). A value made only of 0, 1 and -1
+    (a boolean, a count) is no such reference: those literals are in almost every script."""
+    if all(value in _PLAIN for value in stated):
+        return False
     return bool(stated) and all(any(_close(value, literal) for literal in source_literals) for value in stated)
 
 

@@ -81,3 +81,11 @@ def test_a_check_the_script_prints_under_observed_is_read_on_its_own_line():
     assert compare("any NaN: False\ntensor([1.0000, 0.8487])", values) == "expected"
     assert compare("tensor([1.0000, 0.0000])", values) is None  # the check line is not printed: nothing to read
     assert "label" not in StatedValues("1", "2").to_dict()  # the stored shape of a plain pair is unchanged
+
+
+def test_a_boolean_or_a_zero_is_not_the_scripts_own_reference_because_the_script_has_a_0_or_1():
+    # #184037: `kernel_size=(1, 1)` and `manual_seed(0)` hid the printed `any NaN: True`.
+    source = "import torch\ntorch.manual_seed(0)\nm = torch.nn.LPPool2d(2.3, kernel_size=(1, 1))\nprint('any NaN:', x)"
+    values = StatedValues("True", "False", "any NaN:")
+    assert compare("any NaN: True\ntensor([nan])", values, source) == "actual"
+    assert compare("0.5", StatedValues("0.5", "0.25"), "x = 0.5\nprint(x)") is None  # a distinctive literal still is
