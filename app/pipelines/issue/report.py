@@ -101,7 +101,7 @@ def _comment(state: IssueState) -> str | None:
         source_first_line=repro.first_line[:120] if repro else None,
         source_why=repro.why if repro else None,
         witness=_witness_text(state) if verdict == verdicts.FIXED else None,
-        **_evidence(reproduction),
+        **_evidence(reproduction, state.stated_values),
     )
     before, after, untested = _change(found)
     comment.untested = untested
@@ -134,8 +134,9 @@ def _inconclusive_evidence(state: IssueState, reproduction: Reproduction) -> tup
     result = reproduction.result or {}
     if not result:
         return "", ""
-    if reproduction.platform:
-        return f"{reproduction.description}", f"the report is from {reproduction.platform}"
+    if reproduction.platform:  # (the stage's description already ends with that reason)
+        return (str(reproduction.description).removesuffix(f", but the report is from {reproduction.platform}"),
+                f"the report is from {reproduction.platform}")
     outcome = result.get("outcome")
     if outcome == "passed":
         return "", ""
@@ -193,13 +194,25 @@ def _bisection_lines(found: BisectResult | None, plan: ProbePlan | None) -> list
     return lines
 
 
-def _evidence(reproduction: Reproduction) -> Json:
-    """What the runs showed, for the comment: the failure, its frame in the repro, the counts."""
+PRINTED_LINES = 6  # the last lines a run printed, as the evidence of a wrong result it shows
+
+
+def _evidence(reproduction: Reproduction, values: Any = None) -> Json:
+    """What the runs showed, for the comment: the failure, its frame in the repro, the counts;
+    for a run that reproduces without failing (it prints the stated wrong result, or the
+    script's own BUG line), what it printed and, when the issue states them, both values."""
     result = reproduction.result
     interval = reproduction.interval
     frames = [f for f in traceback_frames(result.get("output_tail") or "") if f.path.endswith("repro.py")]
     frame = f"repro.py, line {frames[-1].line}" + (f": {frames[-1].code}" if frames[-1].code else "") if frames else None
     output = [line for line in (result.get("output_tail") or "").splitlines() if line.strip()]
+    if reproduction.verdict == verdicts.REPRODUCES and result.get("outcome") == "passed":
+        printed = "\n".join(line[:200] for line in output[-PRINTED_LINES:]) or "(nothing printed)"
+        stated = (f"\n\nThe issue states it prints {values.actual[:200]!r} where {values.expected[:200]!r} is expected."
+                  if values else "")
+        return {"observed": f"{printed}{stated}", "frame": None, "runs": int(reproduction.runs or 0),
+                "failures": int(reproduction.reproduced or 0), "interval": tuple(interval) if interval else None,
+                "now": None}
     now = None
     if reproduction.verdict == verdicts.FIXED and result.get("outcome") == "error":
         now = f"the repro raises {str(reproduction.description)[:200]!r}, the error the report expected instead"
