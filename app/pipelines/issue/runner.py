@@ -18,7 +18,6 @@ Settings are read here (the pipeline layer), never in the engine.
 from __future__ import annotations
 
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,6 +25,7 @@ from app.engine.verdict import bisect_probe
 from app.engine.verdict import classify as verdicts
 from app.engine.verdict.flaky import SequentialRule, estimate
 from app.engine.sandbox.environments import InterpreterError, probe_interpreter
+from app.engine.minimize.runners import zygote_for
 from app.engine.sandbox.forkserver import ForkServer
 from app.engine.verdict.reproduce import read_process
 from app.engine.verdict.script import ScriptFacts
@@ -172,8 +172,11 @@ class warm_runs:
         self.settings, self.label = settings, label
         self.spec = _spec(settings, label)
         self.jobs = 1 if settings.gpu else WARM_JOBS  # parallel only on CPU workers
-        preload = ("torch",) if re.search(r"^\s*(?:import|from)\s+torch\b", source, re.M) else ()
-        self.server: ForkServer | None = ForkServer(self.spec, jobs=self.jobs, preload=preload)
+        # The minimizer's zygote: Dynamo and the optimizers preloaded, and for a compiled repro
+        # Inductor's modules and one tiny compile, so a forked run pays none of that again.
+        zygote = zygote_for(source)
+        self.server: ForkServer | None = ForkServer(self.spec, jobs=self.jobs, preload=zygote.preload,
+                                                    warmup=zygote.warmup)
 
     def __enter__(self) -> warm_runs:
         if self.server is not None:
