@@ -48,6 +48,8 @@ _TRAILING_CONTROL = re.compile(
 # describes the repro that follows, whatever working variant it also names.
 _BUG_LEAD = re.compile(r"\b(?:bug|wrong|incorrect|crash\w*|segfault\w*|fails?|failing|failed|error|hangs?|nan|behaves|"
                        r"not (?:work\w*|as expected|correct\w*)|(?:doesn't|does not|don't|do not) work|broken|unexpected\w*)\b", re.I)
+_NEGATED_BUG = re.compile(r"\b(?:no|not|without|never|n't|doesn't|does not|don't|do not|didn't|did not)\s+(?:\w+\s+){0,2}?"
+                         r"(?:bugs?|errors?|crash\w*|segfault\w*|fail\w*|hang\w*|nan|issues?|problems?)\b", re.I)
 # A block under these headings or labels is printed output (often tagged ```python), not code.
 _OUTPUT_TITLE = re.compile(r"^\W*(?:the\s+|my\s+)?(?:actual|observed|current|console|program|script|full)?\s*(?:outputs?|"
                            r"results?|logs?|stdout|stderr|prints?|printed|error(?:\s+(?:message|log|output))?s?|"
@@ -150,7 +152,7 @@ def _role(lines: list[str], start: int, floor: int, end: int | None = None) -> t
     for text in reversed(lead[-2:]):
         if _HEADING.match(text):
             break
-        if (found := _CONTROL_LEAD.search(text)) and not _BUG_LEAD.search(text):
+        if (found := _CONTROL_LEAD.search(text)) and not _states_the_bug(text[:found.start()] + text[found.end():]):
             return CONTROL, found.group(0)
     for text in reversed(lines[:start]):
         heading = _HEADING.match(text)
@@ -162,6 +164,12 @@ def _role(lines: list[str], start: int, floor: int, end: int | None = None) -> t
                 return CONTROL, f"under '{title.strip()}'"
             return REPRO, ""
     return REPRO, ""
+
+
+def _states_the_bug(text: str) -> bool:
+    """The text (a lead-in without its control phrase) says something is wrong; "no error",
+    "does not crash" say the opposite."""
+    return bool(_BUG_LEAD.search(_NEGATED_BUG.sub(" ", text)))
 
 
 def _title(text: str) -> str:

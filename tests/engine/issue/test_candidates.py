@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.engine.issue.candidates import CONTROL, OUTPUT, REPRO, post_blocks, repl_source
 from app.engine.issue.review import scan
 from app.engine.issue.triage import needs_cuda
@@ -116,3 +118,9 @@ def test_printed_output_tagged_python_under_an_output_heading_is_output_not_code
     printed = "y_1 = RReLU(\n  lower=tensor([-10.0, -9.5]), upper=0.33\n)"
     body = f"### 🐛 Describe the bug\n\n{py(CRASH)}\n\n#### Output\n\n{py(printed)}\n\nOutput:\n{py('y = f(x)')}"
     assert [b.role for b in post_blocks(body)] == [REPRO, OUTPUT, OUTPUT]
+
+
+@pytest.mark.parametrize("lead", ["With float32 there is no error here:", "This works fine and does not crash:",
+                                  "Without the compile call it works without any errors:"])
+def test_a_control_lead_in_that_says_no_error_is_still_a_control(lead):
+    assert [b.role for b in post_blocks(f"{lead}\n{py(CONTROL_CODE)}")] == [CONTROL]
