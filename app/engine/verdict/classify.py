@@ -142,6 +142,10 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
     "a RuntimeError to be thrown" for a segfault): a run raising exactly that is fixed.
     """
     outcome = run.get("outcome")
+    if quoted_only(reported):  # a message without its class: it can only show the bug, never its absence
+        if outcome in ("error", "passed") and (same_exception(reported, run) or printed_reported_error(reported, run)):
+            return REPRODUCES
+        reported = None
     kind = (reported or {}).get("kind")
     facts = script or ScriptFacts(self_checking=self_checking)
     output = run.get("output_tail") or ""
@@ -185,6 +189,13 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
     if outcome == "error" and same_exception(reported or {}, run) and _same_statement(reported or {}, run):
         return REPRODUCES
     return DIFFERENT
+
+
+def quoted_only(reported: dict[str, Any] | None) -> bool:
+    """The report quotes a message without its class (a comment under the last call): a run
+    raising it reproduces, but a pass or another failure is read as if nothing were reported,
+    since the comment may be a paraphrase or a remark."""
+    return bool(reported) and reported.get("kind") == "exception" and not reported.get("exception")
 
 
 def _own_exit(run: dict[str, Any], facts: ScriptFacts, *, passed_too: bool = False) -> bool:
