@@ -103,9 +103,11 @@ def _distinct(values: StatedValues) -> bool:
     return bool(actual) and bool(expected) and not (len(actual) == len(expected) and all(map(_close, actual, expected)))
 
 
-def stated_values(text: str | None) -> StatedValues | None:
+def stated_values(text: str | None, title: str = "") -> StatedValues | None:
     """The wrong value and the expected one a report states, or None (both needed, with numbers
-    or booleans in each, and different)."""
+    or booleans in each, and different). An observed check line counts only when its label
+    shares a word with the `title` (`any NaN:` for "... returns NaN ..."): an observed block
+    prints other flags too (`is_contiguous: True`) that are not the bug."""
     text = text or ""
     for cue in re.finditer(_ACTUAL_CUE, text, re.IGNORECASE):  # "prints X but expected Y"
         actual, at = _value_at(text, cue.end())
@@ -131,16 +133,21 @@ def stated_values(text: str | None) -> StatedValues | None:
         values = StatedValues(labelled["actual"], labelled["expected"])
         if _distinct(values):
             return values
-    return _observed_check(labelled.get("actual", ""))
+    return _observed_check(labelled.get("actual", ""), title)
 
 
-def _observed_check(observed: str) -> StatedValues | None:
-    """The report's observed output shows a check the script prints (`any NaN: True`) and
-    states no expected value: the wrong value is the one shown, the expected its negation, and
-    only the printed line with that label is read."""
-    found = _CHECK_LINE.search(observed)
-    if found is None:
+_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+
+
+def _observed_check(observed: str, title: str) -> StatedValues | None:
+    """The report's observed output shows a check the script prints (`any NaN: True`) about
+    what the title reports, and states no expected value: the wrong value is the one shown,
+    the expected its negation, and only the printed line with that label is read."""
+    checks = [found for found in _CHECK_LINE.finditer(observed)
+              if set(_WORD.findall(found.group("label").lower())) & set(_WORD.findall(title.lower()))]
+    if len(checks) != 1:
         return None
+    found = checks[0]
     value = found.group("value")
     return StatedValues(value, "False" if value == "True" else "True", found.group("label").strip())
 

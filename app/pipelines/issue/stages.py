@@ -122,7 +122,7 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
     chosen_post = next((p for p in posts if chosen and p.get("html_url") == chosen.url), {})
     words = _poster_words(issue, posts[1:])
     reported = issues.reported_error(chosen_post.get("body"), *words, title=issue.get("title"))
-    stated = stated_values("\n".join(words))
+    stated = stated_values("\n".join(words), title=issue.get("title") or "")
     expected = loose.expected_exception(issue.get("body"))
     summary = (f"repro by {chosen.author} ({chosen.where}, line {chosen.line}, {chosen.lines} lines) of "
                f"{len(candidates)} candidates: {chosen.why}" if chosen

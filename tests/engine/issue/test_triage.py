@@ -61,3 +61,11 @@ def test_a_triagers_duplicate_comment_stops_the_run_and_a_strangers_does_not():
     assert triage(issue, None, comments=said, trusted=None).decision == "duplicate"  # nobody to ask: the thread says so
     said = [{"user": {"login": "maintainer"}, "body": "Not a duplicate of #1, see the stack"}]
     assert triage(issue, None, comments=said, trusted={"maintainer"}).decision == "needs-reproduction"
+
+
+def test_a_test_case_pasted_without_its_runner_runs_nothing_and_needs_a_reproduction():
+    # It would "pass" without running a test, and its asserts made it look self-checking.
+    source = ("import unittest\nimport torch\n\nclass TestBug(unittest.TestCase):\n    def test_it(self):\n"
+              "        self.assertTrue(torch.ones(1).sum() == 2)\n")
+    assert triage({"title": "wrong sum", "body": "", "state": "open"}, repro(source)).decision == "needs-reproduction"
+    assert never_runs(source + "\nunittest.main()\n") == []

@@ -74,8 +74,11 @@ def test_a_check_the_script_prints_under_observed_is_read_on_its_own_line():
     # Real shape (#184037): "Observed:" shows `any NaN: True` and a random tensor; "Expected:" is prose.
     text = (f"Observed:\n\n{FENCE}\nany NaN: True\ntensor([nan, nan, 0.8487, 0.6920])\n{FENCE}\n\nExpected:\n\n"
             "Either compute `|x| ** p` or raise on negative input.")
-    values = stated_values(text)
+    values = stated_values(text, title="LPPool2d returns NaN for non-integer norm_type")
     assert values == StatedValues("True", "False", "any NaN:")
+    assert stated_values(text) is None  # a flag the title does not speak of is not the bug
+    flags = text.replace("any NaN: True", "is_contiguous: True\nany NaN: True")
+    assert stated_values(flags, title="returns NaN") == values  # the one about the title
     assert StatedValues.from_dict(values.to_dict()) == values
     assert compare("any NaN: True\ntensor([nan, 0.8487, nan, 0.0000])", values) == "actual"  # not the tensor's numbers
     assert compare("any NaN: False\ntensor([1.0000, 0.8487])", values) == "expected"
