@@ -91,6 +91,11 @@ def test_an_error_the_repro_names_in_a_comment_is_the_reported_one():
      ("SIGABRT",)),
     ("it dies with `Bus error (core dumped)`", ("SIGBUS",)),
     ("double free or corruption (out)\nSegmentation fault (core dumped)", ("SIGABRT", "SIGSEGV", "SIGBUS")),
+    # glibc's older form (pytorch/pytorch#2542) and an FPE report whose log is an abort (#44547)
+    ("*** Error in `/usr/bin/python2.7': free(): invalid pointer: 0x00007f801fcdbb80 ***\n======= Backtrace: =========",
+     ("SIGABRT", "SIGSEGV", "SIGBUS")),
+    ("floating point exception (core dumped) in training\nterminate called after throwing an instance of 'c10::Error'",
+     ("SIGFPE", "SIGABRT")),
 ])
 def test_a_crash_other_than_a_segfault_names_the_signals_it_dies_of(text, signals):
     assert reported_error(text) == ReportedError("crash", signals=signals)
