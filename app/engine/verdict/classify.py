@@ -32,6 +32,7 @@ from app.domain import Verdict
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.script import ScriptFacts, own_check_failed, says
 from app.engine.verdict.signature import WRAPPER_CLASSES, parse_chain, short_class, traceback_frames
+from app.engine.verdict.stopped import missing_module, stopped_by  # noqa: F401 - missing_module: re-exported
 from app.engine.verdict.values import StatedValues, compare
 
 # The verdict words are the domain's (`app.domain.Verdict`); these names are kept for the engine's callers.
@@ -40,12 +41,8 @@ REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = Verdict.reproduces, Verdict.fixed, 
 PASSES_NOW = Verdict.passes_now
 MISSING_DEPENDENCY = Verdict.missing_dependency
 UNAVAILABLE_HARDWARE = Verdict.unavailable_hardware
+NEEDS_REPRODUCTION = Verdict.needs_reproduction
 # The run stopped because the worker has no GPU: nothing is known about the bug.
-_NO_GPU = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|no CUDA GPUs are available"
-                     r"|CUDA driver initialization failed|Attempting to deserialize object on a CUDA device"
-                     r"|No CUDA GPUs are available|not compiled with (?:CUDA|MPS|XPU)|MPS backend (?:is )?not available"
-                     r"|with arguments from the '(?:CUDA|MPS|XPU|HIP)' backend", re.I)
-_IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
 _DISTINCTIVE = 40  # characters of the reported message that must match (seed: "a distinctive substring")
 
 
@@ -162,6 +159,10 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
             return FIXED
     if outcome == "passed":
         return FIXED if kind or self_checking or facts.self_checking or values is not None else INCONCLUSIVE
+    # The environment stopped the run before the bug could show, whatever the report describes.
+    if outcome == "error" and (stop := stopped_by(run, source)) and not (
+            kind == "exception" and (same_exception(reported or {}, run) or stopped_by(_as_run(reported or {}), source))):
+        return stop
     if (kind in ("segfault", "crash", "hang") and outcome == "error" and expected_exception
             and short_class(run.get("exception") or "") == short_class(expected_exception)):
         return FIXED
@@ -171,12 +172,6 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
         return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) in crash_signals(reported) else DIFFERENT
     if outcome == "timeout":  # no hang was reported: a timeout is no error, and says nothing of the bug
         return INCONCLUSIVE
-    if outcome == "error" and _NO_GPU.search(run.get("message") or "") and not (
-            kind == "exception" and _NO_GPU.search((reported or {}).get("message", ""))):
-        return UNAVAILABLE_HARDWARE
-    if outcome == "error" and short_class(run.get("exception") or "") in _IMPORT_ERRORS and not (
-            kind == "exception" and short_class((reported or {}).get("exception", "")) in _IMPORT_ERRORS):
-        return MISSING_DEPENDENCY
     if _own_exit(run, facts):  # the script exited with a code it gives on purpose
         if kind == "exit":
             return REPRODUCES if run.get("exit_code") == (reported or {}).get("exit_code") else DIFFERENT
@@ -189,6 +184,11 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
     if outcome == "error" and same_exception(reported or {}, run) and _same_statement(reported or {}, run):
         return REPRODUCES
     return DIFFERENT
+
+
+def _as_run(reported: dict[str, Any]) -> dict[str, Any]:
+    """A reported exception read as a run that raised it (is the report itself about a missing GPU?)."""
+    return {"outcome": "error", "exception": reported.get("exception"), "message": reported.get("message")}
 
 
 def quoted_only(reported: dict[str, Any] | None) -> bool:
@@ -272,12 +272,6 @@ def describe(run: dict[str, Any]) -> str:
     if outcome == "timeout":
         return f"timed out after {run.get('timeout_s') or run.get('duration_s')} s"
     return "passed"
-
-
-def missing_module(run: dict[str, Any]) -> str | None:
-    """`transformers` from "No module named 'transformers.models'"."""
-    found = re.search(r"No module named '([\w.]+)'", run.get("message") or "")
-    return found.group(1).split(".")[0] if found else None
 
 
 def describe_reported(reported: dict[str, Any] | None) -> str:

@@ -30,6 +30,7 @@ from app.engine.verdict.bisect_probe import ProbePlan
 from app.engine.verdict.signature import traceback_frames
 
 from app.engine.verdict import classify as verdicts
+from app.engine.verdict import stopped
 from app.engine.report.render import (
     IssueComment, Notice, RunReport, Section, StageLine, fence, inline_code, no_mentions, render_issue_comment,
     render_notice, render_run_report,
@@ -38,7 +39,8 @@ from app.pipelines.issue.state import IssueState, PublishPlan, Reproduction
 from app.pipelines.state import plain
 
 Json = dict[str, Any]
-PASSES_NOW_LABEL = "passes now"  # it passes, but nothing witnesses a fix: for a person to confirm
+PASSES_NOW_LABEL = "passes now"
+NEEDS_REPRO_LABEL = "needs reproduction"  # it passes, but nothing witnesses a fix: for a person to confirm
 # The report's next step per verdict (the issue kind declares it: `KIND.next_steps`).
 NEXT_STEPS = {
     Verdict.closed: "Nothing: the issue is closed.",
@@ -84,8 +86,11 @@ def _comment(state: IssueState) -> str | None:
                                     why=state.witness.why if state.witness else "nothing witnesses it",
                                     repro=_repro_used(repro)))
     if verdict == Verdict.missing_dependency:
-        module = verdicts.missing_module(reproduction.result) or "a package"
+        module = stopped.missing_module(reproduction.result) or "a package"
         return render_notice(Notice(Verdict.missing_dependency, detail=module))
+    if verdict == Verdict.needs_reproduction and reproduction.result:  # the run stopped at an input not in the thread
+        missing = stopped.missing_input(reproduction.result, repro.source if repro else "") or "a file"
+        return render_notice(Notice(Verdict.needs_reproduction, detail=missing, repro=_repro_used(repro)))
     if verdict not in (verdicts.REPRODUCES, verdicts.FIXED, verdicts.DIFFERENT):
         return None
     found = state.bisect
@@ -142,6 +147,8 @@ def _inconclusive_evidence(state: IssueState, reproduction: Reproduction) -> tup
         return "", ""
     did = {"error": f"fails with {reproduction.description} now", "crash": f"is {reproduction.description} now",
            "timeout": f"{reproduction.description} now"}.get(str(outcome), reproduction.description)
+    if outcome == "error" and stopped.missing_input(result, "") == stopped.NETWORK:
+        return did, "it needs the network for a download, and Scrubbot's sandbox has no network"
     if state.reported:
         return did, f"the issue reports {verdicts.describe_reported(plain(state.reported))}"
     return did, "the issue reports no failure to compare it with, and the script's own check did not fail"
@@ -237,6 +244,8 @@ def publish_plan(state: IssueState) -> PublishPlan:
     add = list(tri.add_labels) if tri else []
     if verdict == verdicts.PASSES_NOW and PASSES_NOW_LABEL not in _labels(state.issue):
         add.append(PASSES_NOW_LABEL)
+    if verdict == Verdict.needs_reproduction and state.reproduction and NEEDS_REPRO_LABEL not in _labels(state.issue) | set(add):
+        add.append(NEEDS_REPRO_LABEL)  # the run stopped at an input the thread does not give
     return PublishPlan(
         comment=_comment(state),
         add_labels=add,

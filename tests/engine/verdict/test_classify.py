@@ -219,3 +219,24 @@ def test_a_message_quoted_without_its_class_matches_any_class_by_the_message():
     assert classify(quoted, PASSED) == "inconclusive"
     assert classify(quoted, PASSED, self_checking=True) == "fixed"  # the script's own check decides, as with nothing reported
     assert classify({"kind": "exception", "exception": "", "message": "too short"}, error("X", "too short")) == "inconclusive"
+
+
+def test_a_run_stopped_at_an_input_the_thread_does_not_give_needs_a_reproduction():
+    # #20755: torch.load('bug.pt') of an attachment; #152804: curl'd pickles at the reporter's path.
+    reported = {"kind": "exception", "exception": "RuntimeError", "message": "expected scalar type Float but found Double"}
+    missing = error("FileNotFoundError", "[Errno 2] No such file or directory: 'bug.pt'")
+    assert classify(reported, missing, source="b = torch.load('bug.pt')") == "needs-reproduction"
+    assert classify({"kind": "segfault"}, error("FileNotFoundError", "[Errno 2] No such file or directory: "
+                                                "'/home/cx/004-args'"), source='torch.load("/home/cx/004-args")') == (
+        "needs-reproduction")
+    # a file the script does not name is some other failure; a reported FileNotFoundError is the bug
+    assert classify(reported, missing, source="torch.load(path)") == "different-error"
+    quoted = {"kind": "exception", "exception": "FileNotFoundError", "message": "[Errno 2] No such file or directory: 'bug.pt'"}
+    assert classify(quoted, missing, source="torch.load('bug.pt')") == "reproduces"
+
+
+def test_a_download_without_a_network_says_nothing_of_the_bug():
+    offline = error("OSError", "We couldn't connect to 'https://huggingface.co' to load this file (Temporary failure in "
+                               "name resolution)")
+    assert classify(RUNTIME, offline) == "inconclusive"
+    assert classify(None, offline) == "inconclusive"

@@ -126,3 +126,13 @@ def test_a_pass_on_another_platform_says_why_once():
     state["reproduction"] |= {"platform": "linux-aarch64", "description": "passed here, but the report is from linux-aarch64"}
     comment = publish_plan(IssueState.load(state)).comment
     assert comment.count("the report is from linux-aarch64") == 1
+
+
+def test_a_run_stopped_at_an_input_the_thread_lacks_asks_for_it_and_labels_it():
+    missing = {"outcome": "error", "exception": "FileNotFoundError", "message": "[Errno 2] No such file or directory: "
+               "'bug.pt'", "environment": "e4", "torch_version": "2.13.0", "output_tail": ""}
+    state = stored("needs-reproduction", missing)
+    state["repro"]["source"] = "import torch\nb = torch.load('bug.pt')\n"
+    plan = publish_plan(IssueState.load(state))
+    assert "The repro reads `bug.pt`, which is not in this issue" in plan.comment
+    assert plan.add_labels == ["needs reproduction"] and not plan.close

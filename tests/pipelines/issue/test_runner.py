@@ -44,3 +44,10 @@ def test_a_compiled_repro_repeats_from_a_zygote_with_inductor_preloaded_and_dyna
     finally:
         compiled.disable()
         plain.disable()
+
+
+def test_a_run_the_environment_stopped_settles_the_verdict_at_once():
+    for stop in ("missing-dependency", "unavailable-hardware", "needs-reproduction"):
+        assert runner._settled([stop])  # every run stops the same way: four more say nothing new
+    assert not runner._settled(["different-error"])  # a different error still runs 5 times
+    assert not runner._settled(["missing-dependency", "fixed"])  # runs that disagree go on
