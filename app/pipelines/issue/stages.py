@@ -149,7 +149,7 @@ def triage(ctx: RunContext, state: IssueState) -> StageResult:
     repro = state.repro
     decision = issues.triage(state.issue, repro, images=state.images_only,
                              comments=issues.human_posts(state.issue, state.comments)[1:],
-                             trusted=set(state.trusted) if ctx.github is not None else None)
+                             trusted=set(state.trusted) if getattr(ctx, "github", None) is not None else None)
     output: dict[str, Any] = {"triage": decision, "needs_cuda": decision.needs_cuda}
     if decision.cpu_source and repro is not None:
         output["repro"] = replace(repro, source=decision.cpu_source, cuda_dropped=True)
