@@ -30,15 +30,16 @@ def may_read(people: People, viewer: Viewer, repo: str, installation_id: int | N
 
 def readable_view(session: Any, services: Any, viewer: Viewer, repo: str,
                   fingerprint: str) -> signature_pages.SignatureView | None:
-    """The signature's view, None when there is none; 401 (anonymous) / None (signed in) when
-    the viewer may not read its repository: a private signature looks like a missing one."""
+    """The signature's view, None when there is none or the viewer may not read its repository:
+    as for a run, a private signature is the same 404 as a missing one (anonymous, when nothing
+    is public: the same 401 for both)."""
+    if not viewer.signed_in and not services.settings.public_read:
+        raise HTTPException(401, "sign in to see signatures", headers={"WWW-Authenticate": "Bearer"})
     signature = signature_pages.find_signature(session, repo, fingerprint)
     if signature is None:
         return None
     found = signature_pages.view(session, signature)
     if not may_read(services.people, viewer, repo, found.installation_id):
-        if not viewer.signed_in:
-            raise HTTPException(401, "sign in to see this signature", headers={"WWW-Authenticate": "Bearer"})
         return None
     return found
 

@@ -15,7 +15,11 @@ __all__ = ["FINISHED", "RunKind", "RunStatus", "utcnow", "Delivery", "Run", "Sta
 
 
 class Delivery(SQLModel, table=True):
-    """One webhook delivery, keyed by `X-GitHub-Delivery` so a redelivery is recognised."""
+    """One webhook delivery, keyed by `X-GitHub-Delivery` so a redelivery is recognised, and by
+    `event_key` (the comment or workflow run it is about, `app.github.webhooks.event_key`) so
+    the same signed event replayed under a new delivery id is recognised too."""
+
+    __table_args__ = (Index("uq_delivery_event_key", "event_key", unique=True),)
 
     id: str = Field(primary_key=True, max_length=100)
     event: str = Field(max_length=100)
@@ -24,6 +28,7 @@ class Delivery(SQLModel, table=True):
     received_at: datetime = Field(default_factory=utcnow)
     outcome: str = Field(default="received", max_length=200)
     run_id: int | None = Field(default=None, foreign_key="run.id")
+    event_key: str | None = Field(default=None, max_length=200)
 
 
 # Runs that are queued, running or awaiting approval: at most one per `active_key`.

@@ -12,6 +12,7 @@ the same head, `update_labels` only removes labels that are present.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 from pathlib import Path
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 PER_PAGE = 100
+COMPARE_MAX_COMMITS = 1000  # a day of PyTorch's main branch is ~50-150 commits
 LOGS_TIMEOUT = httpx.Timeout(30.0, read=120.0)
 
 
@@ -315,6 +317,63 @@ class GitHubClient:
         pulls = gh.rest.pulls.list(owner, name, head=label, state="open").json()
         return pulls[0] if pulls else None
 
+    def get_pull(self, repo: str, number: int) -> Json:
+        gh, owner, name = self._gh(repo)
+        with _api():
+            return gh.rest.pulls.get(owner, name, number).json()
+
+    def close_pull(self, repo: str, number: int) -> None:
+        gh, owner, name = self._gh(repo)
+        with _api():
+            gh.rest.pulls.update(owner, name, number, state="closed")
+
+    # -- commits (culprits) -----------------------------------------------------------------
+    def get_commit(self, repo: str, sha: str) -> Json:
+        gh, owner, name = self._gh(repo)
+        with _api():
+            return gh.rest.repos.get_commit(owner, name, sha, per_page=1).json()
+
+    def compare_commits(self, repo: str, base: str, head: str, max_commits: int = COMPARE_MAX_COMMITS) -> Json:
+        """`GET /compare/{base}...{head}`: every commit (oldest first, pages of 100 up to
+        `max_commits`) and the first page's `files` (GitHub lists at most 300)."""
+        gh, owner, name = self._gh(repo)
+        basehead = f"{quote(base, safe='')}...{quote(head, safe='')}"
+        with _api():
+            first = gh.rest.repos.compare_commits(owner, name, basehead, page=1, per_page=PER_PAGE).json()
+            commits = list(first.get("commits") or [])
+            total = int(first.get("total_commits") or len(commits))
+            page = 1
+            while len(commits) < min(total, max_commits):
+                page += 1
+                more = gh.rest.repos.compare_commits(owner, name, basehead, page=page, per_page=PER_PAGE).json()
+                if not more.get("commits"):
+                    break
+                commits += more["commits"]
+        return {**first, "commits": commits[:max_commits]}
+
+    def commit_pulls(self, repo: str, sha: str) -> list[Json]:
+        """The pull requests GitHub associates with a commit (the merged one that introduced it)."""
+        gh, owner, name = self._gh(repo)
+        return self._all(gh.rest.repos.list_pull_requests_associated_with_commit, gh, list, owner=owner,
+                         repo=name, commit_sha=sha)
+
+    def file_at(self, repo: str, path: str, ref: str) -> str | None:
+        """A file's text at `ref` (the contents API); None when it is not there. A file over
+        1 MB (GitHub then sends no content in JSON) raises, as it cannot be read this way."""
+        gh, owner, name = self._gh(repo)
+        with _api():
+            try:
+                data = gh.rest.repos.get_content(owner, name, quote(path, safe="/"), ref=ref).json()
+            except RequestFailed as exc:
+                if exc.response.status_code == 404:
+                    return None
+                raise
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        if data.get("encoding") != "base64":
+            raise GitHubAPIError(413, f"{path} at {ref[:12]} is too large for the contents API")
+        return base64.b64decode(data.get("content") or "").decode("utf-8")
+
     # -- git --------------------------------------------------------------------------------
     def clone_url(self, repo: str) -> str:
         """`https://x-access-token:TOKEN@host/owner/name.git`, or the `clone_urls` override.
@@ -325,3 +384,13 @@ class GitHubClient:
             return text if "://" in text else Path(text).resolve().as_uri()
         with _api():
             return self.auth.clone_url(repo)
+
+    def read_clone_url(self, repo: str) -> str:
+        """A URL that can only read `repo` (`GitHubAuth.read_clone_url`), for a repro worker;
+        the `clone_urls` override as is. Contains a secret in App mode: never log it."""
+        override = self._clone_urls.get(repo.lower())
+        if override is not None:
+            text = str(override)
+            return text if "://" in text else Path(text).resolve().as_uri()
+        with _api():
+            return self.auth.read_clone_url(repo)

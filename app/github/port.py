@@ -94,3 +94,24 @@ class GitHubPort(Protocol):
 
     def clone_url(self, repo: str) -> str:
         """An https URL for git with the installation/user token (never logged)."""
+
+    def read_clone_url(self, repo: str) -> str:
+        """An https URL that can fetch `repo` and nothing else: App mode, a token scoped to it
+        with `contents: read`; token mode, no credential (the personal token is never handed
+        on). For repro workers (the trust split, `workers/jobs.py`)."""
+
+    # Culprits and progression (app.pipelines.kit.culprit, the progression kind).
+    def get_pull(self, repo: str, number: int) -> Json: ...
+
+    def close_pull(self, repo: str, number: int) -> None: ...
+
+    def get_commit(self, repo: str, sha: str) -> Json: ...
+
+    def compare_commits(self, repo: str, base: str, head: str) -> Json:
+        """`base...head`: `commits` (all, oldest first), `total_commits`, `files` (at most 300)."""
+
+    def commit_pulls(self, repo: str, sha: str) -> list[Json]:
+        """The pull requests associated with a commit (`commits/{sha}/pulls`)."""
+
+    def file_at(self, repo: str, path: str, ref: str) -> str | None:
+        """A file's text at `ref`; None when the file is not there."""

@@ -205,3 +205,20 @@ def _dispatch(payload: dict[str, Any]) -> Decision:
         params={**inputs, "repo": repo, "ref": dig(payload, "ref", default=""), "workflow": workflow,
                 "default_branch": str(dig(payload, "repository", "default_branch", default=""))},
     )
+
+
+def event_key(event: str, payload: dict[str, Any]) -> str | None:
+    """What a delivery is about, when GitHub gives it an id of its own: a comment's id, a
+    workflow run's id and attempt. Recorded unique with the delivery, so a signed delivery
+    replayed under a new `X-GitHub-Delivery` id is a duplicate (no second command, no second
+    count of the same failure). None when the event has no such id (a label carries none: a
+    label applied again is a new request)."""
+    action = payload.get("action")
+    if event == "issue_comment" and (comment_id := as_int(dig(payload, "comment", "id"))) is not None:
+        # With its author and words: a replay repeats them (they are signed); only a payload made
+        # up with a reused id could differ, and it then counts as another comment.
+        said = f"{dig(payload, 'comment', 'user', 'login', default='')}\n{dig(payload, 'comment', 'body', default='')}"
+        return f"issue_comment.{action}:{comment_id}:{hashlib.sha256(said.encode('utf-8', 'replace')).hexdigest()[:16]}"
+    if event == "workflow_run" and (run_id := as_int(dig(payload, "workflow_run", "id"))) is not None:
+        return f"workflow_run.{action}:{run_id}:{as_int(dig(payload, 'workflow_run', 'run_attempt')) or 1}"[:200]
+    return None

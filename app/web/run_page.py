@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from sqlmodel import Session
 
+from app import approvals
 from app.api.limits import RunId
 from app.api.deps import ServicesDep, SessionDep, ViewerDep
 from app.db import queries
@@ -74,17 +75,24 @@ def live_context(run: Run, stages: list[StageEvent], artifacts: list[Artifact], 
         "pull_request": display.pull_request_url(stages),
         "viewer": viewer,
         "can_approve": signed_in and run.status == RunStatus.awaiting_approval,
+        # The code shown, by digest: Approve approves that code and nothing else (`app.approvals`).
+        "approval_sha256": waiting_digest(stages) if run.status == RunStatus.awaiting_approval else None,
         "can_reject": signed_in and run.status == RunStatus.awaiting_approval,
         "can_retry": signed_in and (run.status in FINISHED or run.status == RunStatus.awaiting_approval),
         "can_cancel": signed_in and run.status not in FINISHED,
     }
 
 
-def load(session: Session, run_id: RunId) -> queries.RunDetail:
+def waiting_digest(stages: list[StageEvent]) -> str | None:
+    waiting = next((e for e in reversed(stages) if e.status == StageStatus.waiting), None)
+    value = (waiting.output or {}).get(approvals.OUTPUT_KEY) if waiting is not None else None
+    return value if isinstance(value, str) and value.isalnum() else None
+
+
+def readable(session: Session, run_id: RunId, people: Any, viewer: Any) -> queries.RunDetail | None:
+    """The run when `viewer` may read it; None whether it is missing or private to them."""
     detail = queries.run_detail(session, run_id)
-    if detail is None:
-        raise HTTPException(404, f"run {run_id} not found")
-    return detail
+    return detail if detail is not None and people.can_read(viewer, detail.run) else None
 
 
 def render_live(request: Request, detail: queries.RunDetail, viewer: Any = None) -> str:
@@ -95,8 +103,8 @@ def render_live(request: Request, detail: queries.RunDetail, viewer: Any = None)
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
 def run_page(request: Request, run_id: RunId, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> Any:
-    detail = load(session, run_id)
-    if not services.people.can_read(viewer, detail.run):
+    detail = readable(session, run_id, services.people, viewer)
+    if detail is None:
         return unreadable(request, viewer, f"run {run_id}")
     run, stages = detail.run, detail.stages
     found = figures(stages, run.params)
@@ -150,8 +158,8 @@ def _artifact_text(artifacts: list[Artifact], name: str) -> str:
 def repro_download(request: Request, run_id: RunId, which: str, session: SessionDep, services: ServicesDep,
                    viewer: ViewerDep) -> Any:
     """The original or minimized repro as a file to save (`run-12-minimized.py`)."""
-    detail = load(session, run_id)
-    if not services.people.can_read(viewer, detail.run):
+    detail = readable(session, run_id, services.people, viewer)
+    if detail is None:
         return unreadable(request, viewer, f"run {run_id}")
     original, minimized = repro_sources(detail)
     text = {"original": original, "minimized": minimized}.get(which)
@@ -168,7 +176,7 @@ def artifact_text(request: Request, run_id: RunId, name: str, session: SessionDe
     """The whole artifact as text/plain (never rendered: `nosniff`, and a sandbox CSP); `log`
     is the run's log tail."""
     run = session.get(Run, run_id)
-    if run is not None and not services.people.can_read(viewer, run):
+    if run is None or not services.people.can_read(viewer, run):
         return unreadable(request, viewer, f"run {run_id}")
     if name == queries.LOG_ARTIFACT:
         content: str | None = queries.log_text(queries.run_log(session, run_id)) or None

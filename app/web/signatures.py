@@ -55,7 +55,7 @@ def signature_page(request: Request, owner: Name, name: Name, fingerprint: Finge
             return unreadable(request, viewer, f"signature {fingerprint}")
         raise
     if found is None:
-        raise HTTPException(404, f"no signature {fingerprint} in {repo}")
+        return unreadable(request, viewer, f"signature {fingerprint}")
     return page(request, "signature.html", {"s": found, "repo": repo}, viewer)
 
 

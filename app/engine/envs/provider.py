@@ -69,12 +69,18 @@ class BuildPlan:
     def describe(self) -> str:
         """One line for a report: which build, from which commit, overlay or not."""
         if self.outcome == "interpreter":
-            return f"the worker's interpreter ({self.reason})"
+            own = (f"torch {self.version} (git_version {self.git_version[:12]}, {self.variant})" if self.version
+                   else "no torch installed")
+            return f"the worker's interpreter, {own}: {self.reason}"
         if self.outcome == "needs-build":
             return f"needs a build: {self.reason}"
         what = f"torch {self.version} (git_version {self.git_version[:12]}, {self.variant}, {self.outcome})"
         if self.overlay:
-            return f"{what} + {len(self.overlay)} Python files changed in the {self.distance} commits since it (overlay)"
+            return (f"{what}, built from {self.base[:12]}, {self.distance} commits before, + the "
+                    f"{len(self.overlay)} Python files changed since (overlay)")
+        if self.distance:
+            return (f"{what}, built from {self.base[:12]}, {self.distance} commits before; no file the build "
+                    "ships changed since (no overlay)")
         return f"{what}, the commit's own build (no overlay)"
 
 
@@ -132,7 +138,7 @@ def plan_build(root: Path, mirror: Path, commit: str, sources: BuildSources,
     if tag:
         release = _release(tag, sources)
         if release:
-                    return BuildPlan("release", version=release[0], git_version=commit, variant=variant_of(release[0]),
+            return BuildPlan("release", version=release[0], git_version=commit, variant=variant_of(release[0]),
                              base=commit, python=release[1], reason=f"v{tag} points at the commit")
     if not sources.nightly_index:
         why = (f"v{tag} is not provisioned here (scrub env add {tag})" if tag else "the commit is not a release")

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.engine.git.tree import write_text
+from app.engine.git.tree import Checkout, write_text
 
 SCRUBBOT_NAME = "Scrubbot"
 SCRUBBOT_EMAIL = "scrubbot@users.noreply.github.com"
@@ -160,7 +160,7 @@ class MirrorCache:
                 git("worktree", "remove", "--force", str(dest), cwd=mirror)
             dest.parent.mkdir(parents=True, exist_ok=True)
             git("worktree", "add", "--detach", "--force", str(dest), commit, cwd=mirror, config=config)
-            if submodules and (dest / ".gitmodules").is_file():
+            if submodules and Checkout(dest).is_file(".gitmodules"):  # never through a link
                 git("submodule", "update", "--init", "--recursive", "--depth", "1", cwd=dest,
                     config={**config, "protocol.allow": "never", "protocol.https.allow": "always"})
         return dest

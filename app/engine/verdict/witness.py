@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from app.domain import Verdict
 from app.engine.verdict.classify import quoted_only
 from app.engine.verdict.script import ScriptFacts
 
@@ -74,7 +75,7 @@ def release_to_try(labels: list[str], current: str, reported_version: str | None
 
 def older_release(label: str, verdicts: list[str], observed: str) -> Witness:
     """The answer of the runs on `label`: a witness when one reproduced."""
-    if "reproduces" in verdicts:
+    if Verdict.reproduces in verdicts:
         return Witness(OLDER_RELEASE, f"on PyTorch {label} the same script fails with the reported failure",
                        label, observed)
     return Witness(NONE, f"on PyTorch {label} it did not fail with the reported failure either ({observed})",

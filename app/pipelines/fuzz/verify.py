@@ -12,25 +12,19 @@ file restricted to the program's operations (`-k`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from app.engine.fuzz.results import device_results, expected, node_statuses
+from app.engine.git.tree import Checkout
 from app.engine.sandbox.treerun import TreeRunner, pytest_argv
 from app.engine.verdict.signature import mask_digits
 
 
-def _write(worktree: Path, path: str, text: str) -> None:
-    target = worktree / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
-
-
-def check_test(runner: TreeRunner, worktree: Path, generated: dict[str, Any], *, marked: bool,
+def check_test(runner: TreeRunner, worktree: Checkout, generated: dict[str, Any], *, marked: bool,
                devices: list[str], failing: list[str], exception: str, message: str,
                timeout_s: float) -> dict[str, Any]:
     """Run the test (marked or not) in the sandbox; `ok` when every device shows what it must."""
-    _write(worktree, generated["path"], generated["marked" if marked else "unmarked"])
+    worktree.write_text(generated["path"], generated["marked" if marked else "unmarked"])  # never through a link
     runner.repack()
     result = runner.run(pytest_argv(generated["path"], extra=["-rA", "-k", generated["name"]]), timeout_s)
     output = result.output.text()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from app import approvals
 from app.engine.issue import repro_facts
 from app.engine.issue import review as security
 from app.engine.verdict import classify as verdicts
@@ -95,7 +96,7 @@ def try_alternates(ctx: RunContext, state: IssueState, label: str, triage_roles:
     that shows the reported failure replaces it. Nothing reported: nothing to show, no switch."""
     if not (state.reported or state.stated_values) or not state.alternates:
         return None
-    if not (state.label_role in triage_roles or ctx.params.get("approved_by")):
+    if not (state.label_role in triage_roles or approvals.approved(ctx.params, approvals.digest(state.repro.source))):
         return None
     for other in state.alternates:
         if security.scan(other.source):

@@ -27,8 +27,12 @@ from collections.abc import Sequence
 from app.domain import StageSummary, Verdict
 from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
+from app.engine.verdict.culprit import RELEASE
+from app.engine.verdict.culprit import describe as describe_culprit
+from app.engine.verdict.culprit import evidence as culprit_evidence
 from app.engine.verdict.signature import traceback_frames
 
+from app.engine.diagnosis.text import markdown as diagnosis_markdown
 from app.engine.verdict import classify as verdicts
 from app.engine.verdict import stopped
 from app.engine.report.render import (
@@ -36,6 +40,8 @@ from app.engine.report.render import (
     render_notice, render_run_report,
 )
 from app.pipelines.issue.state import IssueState, PublishPlan, Reproduction
+from app.pipelines.issue.stress import stress_note, stress_section
+from app.pipelines.issue.testcase import comment_section, report_section
 from app.pipelines.state import plain
 
 Json = dict[str, Any]
@@ -106,6 +112,7 @@ def _comment(state: IssueState) -> str | None:
         source_first_line=repro.first_line[:120] if repro else None,
         source_why=repro.why if repro else None,
         witness=_witness_text(state) if verdict == verdicts.FIXED else None,
+        notes=[stress_note(state.stress)] if state.stress else [],
         **_evidence(reproduction, state.stated_values),
     )
     before, after, untested = _change(found)
@@ -114,10 +121,20 @@ def _comment(state: IssueState) -> str | None:
         comment.fixed_in, comment.last_broken = after, before
     elif found and after and found.oldest_outcome is False:
         comment.regressed_in, comment.last_good = after, before
+    if state.culprit and state.culprit.level != RELEASE:  # the culprit line: the PR and its probes
+        comment.culprit = describe_culprit(state.culprit, _repo_of(state.issue))
+        comment.culprit_evidence = culprit_evidence(state.culprit)
     if verdict == verdicts.DIFFERENT:
         comment.different_error = reproduction.description
         comment.reported_error = verdicts.describe_reported(plain(state.reported))
+    comment.sections = [s for s in (diagnosis_markdown(state.diagnosis), comment_section(state)) if s]
     return render_issue_comment(comment)
+
+
+def _repo_of(issue: Json) -> str:
+    """`owner/name` from the issue's URL (PR references to it are written `#N`)."""
+    parts = str(issue.get("html_url") or "").split("/")
+    return "/".join(parts[3:5]) if len(parts) > 4 else ""
 
 
 def _repro_used(repro: Any) -> str:
@@ -290,9 +307,19 @@ def _sections(state: IssueState) -> list[Section]:
         sections.append(Section("Reproduction", f"{head}\n\n{fence(result.get('output_tail') or '(no output)', 'text')}"))
     if lines := _bisection_lines(state.bisect, state.bisect_plan):
         sections.append(Section("Bisection", "\n".join(lines)))
+    if state.culprit:
+        said = describe_culprit(state.culprit, _repo_of(state.issue))
+        sections.append(Section("Culprit", no_mentions("\n".join([said[:1].upper() + said[1:] + ".", "",
+                                                                  *culprit_evidence(state.culprit)]))))
     if minimized := state.minimized:
         sections.append(Section("Minimized Repro", f"{minimized.original_lines} -> {minimized.final_lines} "
                                 f"lines.\n\n{fence(minimized.source, 'python')}"))
+    if state.stress:
+        sections.append(stress_section(state.stress))
+    if diagnosis := diagnosis_markdown(state.diagnosis, heading="Experiments"):
+        sections.append(Section("Diagnosis", diagnosis))
+    if test := report_section(state):
+        sections.append(Section("Failing Test", test))
     return sections
 
 
@@ -328,7 +355,8 @@ def build_report(ctx: Any, state: IssueState, stage_names: Sequence[str]) -> Iss
         + ([("Stages not completed", ", ".join(failed))] if failed else []),
         changes=[],
         stages=stages,
-        next_steps=[NEXT_STEPS.get(verdict, "Look at the run log.")],
+        next_steps=[NEXT_STEPS.get(verdict, "Look at the run log.")]
+        + ([state.diagnosis.next_step] if state.diagnosis and state.diagnosis.next_step else []),
         contacts=[f"{issue['user']['login']} (reporter)"] if (issue.get("user") or {}).get("login") else [],
         sections=_sections(state) + ([Section("Issue Comment", fence(plan.comment, "markdown"))]
                                      if plan.comment else []),

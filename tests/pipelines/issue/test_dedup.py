@@ -14,8 +14,8 @@ from app.engine.cilogs.archive import Failure
 from app.github.client import GitHubClient
 from app.pipelines.issue.dedup import sentence
 from tests.conftest import WEBHOOK_FIXTURES
-from tests.foundation import client, database, deliver, enqueuer, settings  # noqa: F401
-from workers.execute import WorkerServices, execute_run
+from tests.foundation import client, database, deliver, enqueuer, run_to_the_end, settings  # noqa: F401
+from workers.execute import WorkerServices
 
 REPO = "Codertocat/Hello-World"
 FENCE = "```"
@@ -28,7 +28,7 @@ def _issue(fake, number: int, title: str) -> None:
     fake.add_issue(REPO, number, title=title, body=body, user="Codertocat")
 
 
-def _label(client, services, number: int) -> int:  # noqa: F811
+def _label(client, services, enqueuer, number: int) -> int:  # noqa: F811
     payload = json.loads((WEBHOOK_FIXTURES / "issues" / "labeled.payload.json").read_text())
     payload["label"]["name"] = "scrub"
     payload["issue"]["number"] = number
@@ -36,10 +36,7 @@ def _label(client, services, number: int) -> int:  # noqa: F811
     answer = deliver(client, "issues", payload)
     assert answer.status_code == 202, answer.text
     run_id = answer.json()["run_id"]
-    outcome = execute_run(run_id, services)
-    while outcome.startswith("handed off"):  # the repro stages run on the repro queue's worker
-        outcome = execute_run(run_id, services)
-    assert outcome == "succeeded"
+    assert run_to_the_end(run_id, services, enqueuer) == "succeeded"  # repro stages: as a repro worker runs them
     return run_id
 
 
@@ -62,8 +59,8 @@ def test_the_second_issue_with_the_same_failure_says_so_and_both_are_linked(
     ci = _known_ci_failure(database)
     _issue(fake_github, 1, "dtype mismatch in matmul")
     _issue(fake_github, 2, "Float vs Double when casting")
-    _label(client, services, 1)
-    _label(client, services, 2)
+    _label(client, services, enqueuer, 1)
+    _label(client, services, enqueuer, 2)
 
     [first] = fake_github.comments(REPO, 1)
     [second] = fake_github.comments(REPO, 2)
@@ -83,10 +80,10 @@ def test_a_closed_issue_is_not_called_the_same_failure(
     services = WorkerServices(settings=settings, database=database, enqueuer=enqueuer,
                               github_for=lambda _: GitHubClient(token="t", base_url=fake_github.url))
     _issue(fake_github, 1, "dtype mismatch")
-    _label(client, services, 1)
+    _label(client, services, enqueuer, 1)
     fake_github.issue(REPO, 1)["state"] = "closed"
     _issue(fake_github, 2, "dtype mismatch again")
-    _label(client, services, 2)
+    _label(client, services, enqueuer, 2)
     [second] = fake_github.comments(REPO, 2)
     assert "Same failure" not in second["body"]
 
