@@ -74,6 +74,7 @@ class Verdict(StrEnum):
     duplicate = "duplicate"
     feature = "feature"
     better_engineering = "better-engineering"
+    documentation = "documentation"
     tracker = "tracker"
     needs_reproduction = "needs-reproduction"
     screenshot_only = "screenshot-only"
@@ -107,6 +108,7 @@ class RunKind(StrEnum):
     improve = "improve"  # workflow_dispatch of the scrub workflow
     fuzz = "fuzz"  # TorchFuzz seed -> failing test
     selftest = "selftest"  # smoke test of a deployment's queues
+    progression = "progression"  # re-check an open bug Scrubbot found reproducing (new build, periodic)
 
 
 class Queue(StrEnum):
@@ -275,3 +277,30 @@ class SignatureStore(Protocol):
         self, repo: str, fingerprint: str, *, target: str, params: dict[str, Any], installation_id: int | None = None
     ) -> int | None:
         """Create one `ci_failure` run and link it to the fingerprint; None when one is linked already."""
+
+
+@dataclass(frozen=True)
+class TrackedBug:
+    """An open bug progression re-checks: an issue Scrubbot found reproducing, or the draft PR
+    of a generated test. `state` is the latest conclusive answer (`reproduces`, `passes-now`,
+    `fixed`, `closed`); `build` the build it came from; `last_check_*` the latest re-check,
+    whatever it said. The database derives it from the runs (`app.db.progression`)."""
+
+    repo: str
+    number: int
+    target: str  # "issue" or "pull"
+    source_run: int  # the issue (or CI job) run that found it
+    state: str
+    title: str = ""
+    build: str = ""  # the build the state was seen on
+    installation_id: int | None = None
+    last_check_run: int | None = None
+    last_check_at: datetime | None = None
+    last_check_verdict: str | None = None
+    last_check_build: str = ""  # the build the latest re-check ran on
+    active_run: int | None = None  # a re-check queued or running now
+
+    @property
+    def open(self) -> bool:
+        """Still to be re-checked: it reproduced (or passes with nothing to witness a fix)."""
+        return self.state in (Verdict.reproduces, Verdict.passes_now)

@@ -20,6 +20,7 @@ import atexit
 import json
 import logging
 import os
+import re
 import sys
 import threading
 from datetime import datetime, timezone
@@ -40,6 +41,18 @@ def _context_keys(logger: Any, method: str, event: EventDict) -> EventDict:
     return event
 
 
+_URL_SECRET = re.compile(r"([?&](?:token|code|state)=)[^&\s\"']+")
+
+
+def _url_secrets(logger: Any, method: str, event: EventDict) -> EventDict:
+    """Mask secrets a request line carries in its query (local mode's sign-in `?token=`, the
+    OAuth callback's `code` and `state`): uvicorn's access log writes the whole path."""
+    message = event.get("event")
+    if isinstance(message, str) and "=" in message:
+        event["event"] = _URL_SECRET.sub(r"\1***", message)
+    return event
+
+
 def wants_json(log_format: str, stream: TextIO) -> bool:
     if log_format in ("json", "console"):
         return log_format == "json"
@@ -57,6 +70,7 @@ def configure(log_format: str = "auto", level: str = "INFO", stream: TextIO | No
         structlog.stdlib.ExtraAdder(),
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _context_keys,
+        _url_secrets,
     ]
     renderer: Any = (structlog.processors.JSONRenderer() if wants_json(log_format, stream)
                      else structlog.dev.ConsoleRenderer(colors=getattr(stream, "isatty", lambda: False)()))

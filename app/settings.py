@@ -95,15 +95,30 @@ class Settings(BaseSettings):
     # command that makes a wheel of a commit (it writes one into $SCRUBBOT_BUILD_OUT).
     torch_nightly_index_url: str = ""
     build_command: str = ""
+    # The repository torch builds come from: culprits name its commits and PRs.
+    torch_repo: str = "pytorch/pytorch"
+    # Progression: open bugs re-checked on each new build and at least every interval, at most
+    # this many runs per repository per day (0: off); the scheduler looks every tick.
+    progression_runs_per_day: int = Field(20, ge=0)
+    progression_interval_s: float = Field(86400.0, gt=0)
+    progression_tick_s: float = Field(900.0, gt=0)
     sandbox: SandboxKind | None = None
     sandbox_memory_mb: int = Field(4096, gt=0)
     repro_timeout: float = Field(120.0, gt=0)
+    # The diagnosis experiments after a repro reproduces (seconds for all of them; 0: none run),
+    # and the failing test offered for an issue that still reproduces.
+    experiments_budget_s: float = Field(240.0, ge=0)
+    offer_tests: bool = True
     fix_command: str = ""
     # The fuzz job's fix sandbox: host variables passed in by name (comma-separated; names that
     # look like secrets are refused), and whether it keeps the network.
     fix_env: str = ""
     fix_network: bool = False
     ci_repeat_threshold: int = Field(2, ge=1)
+    # Downloaded CI log archives: at most this many MiB per repository and in all; the oldest
+    # archives are evicted to make room, and an archive larger than a cap is not kept.
+    ci_logs_repo_mb: int = Field(1024, ge=1)
+    ci_logs_total_mb: int = Field(4096, ge=1)
     # A worker retries a run after a transient error (GitHub 5xx, a lost database) after this
     # many seconds, doubled on each retry.
     retry_delay_s: float = Field(15.0, ge=0)
@@ -121,6 +136,14 @@ class Settings(BaseSettings):
     github_web_url: str = ""  # https://github.com; derived from github_api_url when unset
     public_read: bool = True  # runs of public repositories may be read without signing in
     api_tokens: str = ""  # comma-separated bearer tokens for scripts
+    # Local mode (no OAuth): the secret `scrub serve` prints in its sign-in URL; random per start
+    # when unset. Needed to act and to read runs of private repositories.
+    local_token: str = ""
+    # Host names the status page and API answer besides loopback names and SCRUB_PUBLIC_URL's
+    # host (comma-separated; e.g. `api` for a Prometheus in the compose network). DNS rebinding.
+    allowed_hosts: str = ""
+    # `GET /metrics`: a bearer token Prometheus sends; unset: loopback clients only.
+    metrics_token: str = ""
     # Leases: a running run's worker renews its lease; the reaper resumes an expired one.
     lease_s: float = Field(60.0, gt=0)
     reaper_interval_s: float = Field(60.0, gt=0)
@@ -208,8 +231,11 @@ class Settings(BaseSettings):
         return f"{parts.scheme or 'https'}://{host}{path}"
 
     def ensure_data_dir(self) -> Path:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        return self.data_dir
+        """The data dir, made (or kept) private to this user: it holds the database, the
+        mirrors and every run's artifacts (`app.private_files`)."""
+        from app.private_files import private_dir
+
+        return private_dir(self.data_dir)
 
 
 def _own_torch_version() -> str | None:

@@ -9,6 +9,7 @@ headless Chromium (Playwright, nothing downloaded) take the pictures.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 # (file, page, width, what): "page" the window, "full" the whole page, or a CSS selector.
@@ -36,7 +38,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     data = Path(tempfile.mkdtemp(prefix="scrub-screenshots-", dir=Path.home()))  # not /tmp: the sandbox hides it
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCRUB_")}
-    env.update(SCRUB_DATA_DIR=str(data), SCRUB_LOG_FORMAT="console")
+    token = secrets.token_urlsafe(16)  # local mode's sign-in token: the demo's runs are the operator's
+    env.update(SCRUB_DATA_DIR=str(data), SCRUB_LOG_FORMAT="console", SCRUB_LOCAL_TOKEN=token)
     scrub = [sys.executable, "-m", "app.cli.main"]
     try:
         subprocess.run([*scrub, "demo", "--full"], env=env, cwd=ROOT, check=True)
@@ -49,7 +52,7 @@ def main() -> None:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit("scrub serve did not start")
                 time.sleep(0.2)
-            shoot(f"http://127.0.0.1:{port}", out)
+            shoot(f"http://127.0.0.1:{port}", out, token)
         finally:
             server.terminate()
             server.wait(30)
@@ -57,7 +60,7 @@ def main() -> None:
         shutil.rmtree(data, ignore_errors=True)
 
 
-def shoot(base: str, out: Path) -> None:
+def shoot(base: str, out: Path, token: str) -> None:
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -65,7 +68,7 @@ def shoot(base: str, out: Path) -> None:
         browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--hide-scrollbars"])
         for name, path, width, what in SHOTS:
             page = browser.new_page(viewport={"width": width, "height": 1150 if what == "page" else 900})
-            page.goto(base + path)
+            page.goto(f"{base}/login?token={token}&next={quote(path)}")  # signs in, then goes to `path`
             if what in ("page", "full"):
                 page.screenshot(path=str(out / name), full_page=what == "full")
             else:

@@ -43,11 +43,19 @@ def enqueuer() -> RecordingEnqueuer:
     return RecordingEnqueuer()
 
 
+LOCAL = "http://127.0.0.1:8000"  # a loopback name: the only kind local mode answers
+
+
 @pytest.fixture
 def client(settings: Settings, database: Database, enqueuer: RecordingEnqueuer) -> TestClient:
+    """The API as the local operator: a script that holds local mode's token (no login
+    configured), on a loopback address."""
     from app.api import create_app
 
-    with TestClient(create_app(settings, enqueuer=enqueuer)) as test_client:
+    app = create_app(settings, enqueuer=enqueuer)
+    with TestClient(app, base_url=LOCAL) as test_client:
+        if app.state.services.people.local:
+            test_client.headers["Authorization"] = f"Bearer {app.state.services.people.local_token}"
         yield test_client
 
 
@@ -68,3 +76,24 @@ def deliver(client: Any, event: str, payload: dict | bytes, delivery: str | None
     """POST a signed delivery the way GitHub does; returns the response."""
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return client.post("/webhooks/github", content=body, headers=webhook_headers(event, body, secret, delivery))
+
+
+def run_to_the_end(run_id: int, services: Any, enqueuer: RecordingEnqueuer, max_jobs: int = 20) -> str:
+    """`execute_run`, then each repro job it hands off run as a repro worker runs it (no database,
+    no GitHub credential) and its result recorded as a trusted worker records it, until the run
+    stops handing off. No broker: `tests/workers/test_integration.py` has the real one."""
+    from workers.execute import execute_run
+    from workers.jobs import ReproJob
+    from workers.repro import run_job
+    from workers.results import record_result
+
+    outcome = execute_run(run_id, services)
+    for _ in range(max_jobs):
+        if not outcome.startswith("handed off"):
+            return outcome
+        job, queue = enqueuer.jobs.pop()
+        parsed = ReproJob.from_dict(json.loads(json.dumps(job)))  # as it crosses the broker
+        assert parsed.queue == queue
+        result = run_job(parsed, services.settings, beat=lambda stage: None, stages_for=services.stages_for)
+        outcome = record_result(json.loads(json.dumps(result.to_dict())), services)
+    raise AssertionError(f"run {run_id} still handing off after {max_jobs} jobs: {outcome}")

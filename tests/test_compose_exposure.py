@@ -7,7 +7,7 @@ from tests.test_deployment import compose
 
 def test_postgres_and_redis_are_not_published():
     services = compose()["services"]
-    for name in ("postgres", "redis", "worker", "worker-gpu"):
+    for name in ("postgres", "redis", "worker", "worker-repro", "worker-gpu"):
         assert "ports" not in services[name], name
 
 

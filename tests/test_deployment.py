@@ -16,7 +16,7 @@ def compose() -> dict:
 
 def test_compose_services_and_their_dockerfiles():
     services = compose()["services"]
-    assert {"postgres", "redis", "api", "worker", "worker-gpu"} <= set(services)
+    assert {"postgres", "redis", "api", "worker", "worker-repro", "worker-gpu"} <= set(services)
     for name, service in services.items():
         if "build" in service:
             dockerfile = ROOT / service["build"].get("context", ".") / service["build"]["dockerfile"]
@@ -25,7 +25,8 @@ def test_compose_services_and_their_dockerfiles():
 
 def test_workers_consume_the_right_queues():
     services = compose()["services"]
-    assert services["worker"]["command"][:4] == ["scrub", "worker", "-Q", "default,repro-cpu"]
+    assert services["worker"]["command"][:4] == ["scrub", "worker", "-Q", "default"]
+    assert services["worker-repro"]["command"][:4] == ["scrub", "worker", "-Q", "repro-cpu"]
     assert services["worker-gpu"]["command"][:4] == ["scrub", "worker", "-Q", "repro-gpu"]
 
 
@@ -39,9 +40,23 @@ def test_gpu_worker_is_a_profile_on_the_nvidia_runtime():
 
 def test_services_share_postgres_and_redis():
     services = compose()["services"]
-    for name in ("api", "worker", "worker-gpu"):
+    for name in ("api", "worker"):
         env = services[name]["environment"]
         assert env["SCRUB_DATABASE_URL"].startswith("postgresql+psycopg://") and env["SCRUB_BROKER_URL"].startswith("redis://")
+
+
+def test_the_hosts_that_run_untrusted_code_get_the_broker_and_no_credential():
+    """The trust split (docs/security.md): a repro worker would refuse them anyway."""
+    from app.cli.service import CREDENTIALS
+
+    services = compose()["services"]
+    for name in ("worker-repro", "worker-gpu", "releases"):
+        env = services[name]["environment"]
+        assert env["SCRUB_BROKER_URL"].startswith("redis://"), name
+        assert not set(env) & set(CREDENTIALS.values()), name
+        assert not any(w in key for key in env for w in ("TOKEN", "SECRET", "KEY", "PASSWORD")), name
+        assert services[name]["volumes"] == ["repro-data:/data"], name  # not the trusted side's volume
+    assert services["worker-gpu"]["environment"]["SCRUB_GPU"] == "true"
 
 
 def test_ci_workflow_runs_the_ci_script():
@@ -57,8 +72,8 @@ def test_compose_provisions_the_listed_torch_releases_before_workers_start():
     services = compose()["services"]
     releases = services["releases"]
     assert "SCRUB_TORCH_RELEASES" in releases["environment"]
-    assert {"scrub-data:/data"} <= set(releases["volumes"])  # the workers' data dir: /data/envs/<version>
-    assert services["worker"]["depends_on"]["releases"] == {"condition": "service_completed_successfully"}
+    assert {"repro-data:/data"} <= set(releases["volumes"])  # the repro workers' data dir: /data/envs/<version>
+    assert services["worker-repro"]["depends_on"]["releases"] == {"condition": "service_completed_successfully"}
     script = releases["command"][2].replace("$$", "$")  # compose's escape for a literal $
     for listed, expected in (("", ""), ("2.13.0 2.14.1", "env add 2.13.0 2.14.1")):
         shell = subprocess.run(["sh", "-c", script.replace("scrub ", "echo ")], capture_output=True, text=True,

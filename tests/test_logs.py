@@ -40,6 +40,16 @@ def test_every_line_is_json_with_the_context_keys(captured):
     assert (second["run_id"], second["stage"], second["detail"]) == (7, "reproduce", 3)
 
 
+def test_a_request_line_never_carries_the_secrets_of_its_query(captured):
+    """uvicorn's access log writes the whole path: local mode's sign-in URL carries its token."""
+    access = logging.getLogger("tests.access")  # every line is masked; uvicorn's may be disabled by another test
+    access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", "/login?token=s3cr3t-Tok_en&next=/runs/1", "1.1", 303)
+    access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", "/auth/callback?code=abc123&state=xyz", "1.1", 303)
+    first, second = (line["event"] for line in lines(captured))
+    assert "s3cr3t" not in first and "token=***&next=/runs/1" in first
+    assert "abc123" not in second and "xyz" not in second and "code=***&state=***" in second
+
+
 def test_exceptions_are_in_the_line(captured):
     try:
         raise ValueError("boom")

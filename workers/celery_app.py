@@ -13,7 +13,9 @@ from celery import Celery
 from kombu import Exchange, Queue
 
 from app.domain import QUEUES
+from app.private_files import private_dir
 from workers import embedded_broker
+from workers.enqueue import PROGRESSION_TICK_TASK
 from app.settings import Settings
 
 TASK_SOFT_TIME_LIMIT_S = 45 * 60  # above the longest stage budget (repro + fix + PR phases)
@@ -37,8 +39,10 @@ def broker_folders(data_dir: Path) -> dict[str, Path]:
 def broker_transport_options(settings: Settings) -> dict:
     if settings.embedded_broker:
         folders = broker_folders(settings.data_dir)
+        settings.ensure_data_dir()  # private (0700): the messages carry run ids and commands
         for folder in folders.values():
-            folder.mkdir(parents=True, exist_ok=True)
+            private_dir(folder.parent)
+            private_dir(folder)
         options = {name: str(path) for name, path in folders.items()}
         return {**options, "store_processed": False, "polling_interval": EMBEDDED_POLLING_INTERVAL_S}
     return {"visibility_timeout": REDIS_VISIBILITY_TIMEOUT_S}
@@ -67,6 +71,9 @@ def create_celery(settings: Settings) -> Celery:
         worker_prefetch_multiplier=1,
         worker_hijack_root_logger=False,
         timezone="UTC",
+        # `scrub beat` (a real broker): the progression scheduler's tick (workers/schedule.py).
+        beat_schedule={"progression": {"task": PROGRESSION_TICK_TASK, "schedule": settings.progression_tick_s,
+                                       "options": {"queue": QUEUES[0]}}},
     )
     return app
 

@@ -1,7 +1,8 @@
 """What the tasks do, as plain functions over injected services (tests call them directly).
 
-`execute_run` loads a run, runs its pipeline on a DB-backed context, and on a handoff
-re-enqueues it on the queue the next stage needs. A transient error (network, database
+`execute_run` loads a run, runs its pipeline on a DB-backed context (the trusted stages: this
+worker serves `default`), and on a handoff sends the next stages to their repro queue as a job
+(`workers/handoff.py`; the result comes back through `workers/results.py`). A transient error (network, database
 connection) propagates so the task can retry it; any other error fails the run with a
 readable message. `execute_command` is a `/scrub` command: its word resolved through the run
 kinds (`app.pipelines.commands`), then the permission check (`app.github.permissions`), then
@@ -27,8 +28,9 @@ from app.github.port import GitHubAPIError
 from app.pipelines import commands, registry
 from app.pipelines.base import Handoff, Stage, run_pipeline
 from app.db.commands import apply_command
-from app.domain import CommandAction, CommandRequest
+from app.domain import DEFAULT_QUEUE, CommandAction, CommandRequest
 from workers.enqueue import Enqueuer
+from workers.handoff import send_job
 from workers.lease import Heartbeat, LeasedRunContext, LeaseLost, new_owner
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,7 @@ def execute_run(run_id: int, services: WorkerServices) -> str:
         owner=owner,
         heartbeat=heartbeat,
     )
+    ctx.queue = DEFAULT_QUEUE  # a trusted worker: the stages of repro queues go out as jobs
     try:
         with heartbeat:
             return _execute(run, ctx, services)
@@ -109,13 +112,8 @@ def _execute(run: Run, ctx: LeasedRunContext, services: WorkerServices) -> str:
         ctx.log(f"failed: {short_error(exc)}")
         ctx.set_status(RunStatus.failed, error=short_error(exc))
         return RunStatus.failed
-    if isinstance(result, Handoff):
-        ctx.set_queue(result.queue)
-        ctx.set_status(RunStatus.queued)
-        ctx.log(f"stage {result.stage} continues on queue {result.queue}")
-        leases.release(services.database, ctx.run_id, ctx.owner)
-        services.enqueuer.run_pipeline(ctx.run_id, result.queue)
-        return f"handed off to {result.queue}"
+    if isinstance(result, Handoff):  # a repro queue: its stages go to a repro worker (workers/jobs.py)
+        return send_job(run, ctx, result.queue, result.stage, services)
     return result.status
 
 

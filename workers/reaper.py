@@ -3,18 +3,23 @@
 embedded filesystem broker and on Redis; many reapers are safe, see `app.db.leases`).
 
 A run whose lease expired is put back on its queue (and enqueued here) to resume at its first
-unfinished stage, or failed with a reason after `SCRUB_MAX_ATTEMPTS` lost workers.
+unfinished stage, or failed with a reason after `SCRUB_MAX_ATTEMPTS` lost workers. Each pass
+first applies the heartbeats of the jobs on repro workers (`workers/beats.py`), whose leases
+the repro workers cannot renew themselves (they have no database).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from typing import Callable
 
 from app.db import leases
 from app.db.session import Database
 from app.settings import Settings
+from workers.beats import apply_beats
 from workers.enqueue import Enqueuer
+from workers.jobs import Beat
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +39,20 @@ def reap_once(database: Database, enqueuer: Enqueuer, max_attempts: int) -> list
     return reaped
 
 
-def start_reaper(settings: Settings, enqueuer: Enqueuer, stop: threading.Event | None = None) -> threading.Thread:
-    """Reap now, then every interval, until `stop` is set (or the process ends)."""
+def start_reaper(settings: Settings, enqueuer: Enqueuer, stop: threading.Event | None = None,
+                 beats: Callable[[], list[Beat]] | None = None) -> threading.Thread:
+    """Reap now, then every interval, until `stop` is set (or the process ends). `beats`: the
+    repro jobs' heartbeats waiting now (`workers/beats.py`), applied before each pass."""
     database = Database(settings.resolved_database_url, pooled=False)  # this process forks workers
     stop = stop or threading.Event()
 
     def loop() -> None:
         while True:
+            try:
+                if beats is not None:
+                    apply_beats(database, beats())
+            except Exception as exc:  # the broker or database may be restarting: the next beats will do
+                log.warning("job beats not applied: %s", exc)
             try:
                 reap_once(database, enqueuer, settings.max_attempts)
             except Exception as exc:  # the database may be restarting: try again next time

@@ -1,7 +1,12 @@
-"""The Celery tasks: receive ids, build the services of this worker process, call `execute`."""
+"""The Celery tasks: receive ids, build the services of this worker process, call `execute`.
+
+`run_pipeline`, `handle_comment` and `repro_result` run on trusted workers (`default`: the
+database, GitHub); `repro_job` on repro workers (`repro-cpu`, `repro-gpu`), which need neither
+(`workers/jobs.py`)."""
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from typing import Any
 
@@ -9,11 +14,28 @@ from celery import Celery, shared_task
 from structlog.contextvars import bound_contextvars
 
 from app.db.session import database_for
+from app.domain import DEFAULT_QUEUE, CommandRequest, RunStatus
 from app.github.connect import github_client
-from app.domain import CommandRequest
 from app.settings import get_settings
-from workers.enqueue import HANDLE_COMMENT_TASK, RUN_PIPELINE_TASK, CeleryEnqueuer
-from workers.execute import WorkerServices, execute_command, execute_run, fail_run, is_transient
+from workers.beats import send_beat
+from workers.enqueue import (
+    HANDLE_COMMENT_TASK,
+    PROGRESSION_TICK_TASK,
+    REPRO_JOB_TASK,
+    REPRO_RESULT_TASK,
+    RUN_PIPELINE_TASK,
+    CeleryEnqueuer,
+)
+from workers.execute import (
+    WorkerServices,
+    execute_command,
+    execute_run,
+    fail_run,
+    is_transient,
+)
+from workers.jobs import Beat, ReproJob, bounded
+from workers.repro import run_job
+from workers.results import record_result
 
 MAX_RETRIES = 4
 
@@ -35,6 +57,10 @@ def run_pipeline(self: Any, run_id: int) -> str:
 
 
 def _run_pipeline(self: Any, run_id: int) -> str:
+    if (getattr(self.request, "delivery_info", None) or {}).get("routing_key", DEFAULT_QUEUE) != DEFAULT_QUEUE:
+        # Sent to a repro queue by an older version: only trusted workers run pipelines.
+        CeleryEnqueuer(self.app).run_pipeline(run_id)
+        return "forwarded to the default queue"
     services = worker_services(self.app)
     try:
         return execute_run(run_id, services)
@@ -43,7 +69,7 @@ def _run_pipeline(self: Any, run_id: int) -> str:
             raise
         if self.request.retries >= MAX_RETRIES:
             fail_run(run_id, services, f"gave up after {MAX_RETRIES} retries: {type(exc).__name__}: {exc}")
-            return "failed"
+            return RunStatus.failed
         raise self.retry(exc=exc, countdown=services.settings.retry_delay_s * 2**self.request.retries)
 
 
@@ -63,3 +89,51 @@ def _handle_comment(self: Any, request: CommandRequest) -> str:
         if not is_transient(exc):
             raise
         raise self.retry(exc=exc, countdown=services.settings.retry_delay_s * 2**self.request.retries)
+
+
+@shared_task(name=REPRO_JOB_TASK, bind=True)
+def repro_job(self: Any, job: dict) -> str:
+    """On a repro worker: run the job's stages (no database, no GitHub credential), answer."""
+    parsed = ReproJob.from_dict(job)
+    with bound_contextvars(run_id=parsed.run_id):
+        def beat(stage: str) -> None:
+            send_beat(self.app, Beat(parsed.job_id, parsed.run_id, stage, parsed.lease_s))
+
+        result = bounded(run_job(parsed, get_settings(), beat))
+        send_result(CeleryEnqueuer(self.app), result.to_dict())
+        return result.outcome
+
+
+def send_result(enqueuer: CeleryEnqueuer, result: dict, attempts: int = 5) -> None:
+    """Send the result, waiting out a broker restart (1, 2, 4, 8 s); raises after `attempts`
+    (the job's lease then lapses and the run resumes on a trusted worker)."""
+    for attempt in range(attempts):
+        try:
+            enqueuer.repro_result(result)
+            return
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(2**attempt)
+
+
+@shared_task(name=REPRO_RESULT_TASK, bind=True, max_retries=MAX_RETRIES)
+def repro_result(self: Any, result: dict) -> str:
+    """On a trusted worker: record a repro job's result, go on with its run."""
+    with bound_contextvars(run_id=result.get("run_id")):
+        services = worker_services(self.app)
+        try:
+            return record_result(result, services)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            raise self.retry(exc=exc, countdown=services.settings.retry_delay_s * 2**self.request.retries)
+
+
+@shared_task(name=PROGRESSION_TICK_TASK, bind=True)
+def progression_tick(self: Any) -> int:
+    """Celery beat's tick: start the progression re-checks that are due (workers/schedule.py)."""
+    from workers.schedule import tick
+
+    services = worker_services(self.app)
+    return len(tick(services.settings, services.database, services.enqueuer))

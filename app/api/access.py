@@ -11,8 +11,12 @@ A request comes from one of:
   (`GET /repos/{o}/{r}/collaborators/{user}/permission`), cached for a minute;
 - anyone else: anonymous; reads runs of public repositories when `SCRUB_PUBLIC_READ` is on.
 
-Without OAuth configured the service is in local mode: `scrub serve` listens on loopback only
-and whoever reaches it is the trusted local user. Any doubt (GitHub unreachable, not
+Without OAuth configured the service is in local mode: `scrub serve` listens on loopback only,
+and, as Jupyter does, prints a sign-in URL carrying a secret token (`SCRUB_LOCAL_TOKEN`, random
+per start when unset). Opening it (`/login?token=...`) signs the browser in as the local user
+(a session cookie); a script sends `Authorization: Bearer <token>`. Whoever else reaches the
+port (another account on a shared machine, a page rebinding its DNS name to 127.0.0.1) is
+anonymous: no action, no run of a private repository. Any doubt (GitHub unreachable, not
 configured) refuses: a repository whose visibility is unknown counts as private.
 """
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import secrets
 import threading
 import time
 from dataclasses import dataclass
@@ -46,6 +51,7 @@ def _local_user() -> str:
 
 
 LOCAL_USER = _local_user()  # how local mode signs what it does (`approved_by`)
+LOCAL_SESSION_KEY = "local"  # in the session cookie of a browser that opened the sign-in URL
 
 
 @dataclass(frozen=True)
@@ -73,10 +79,14 @@ def token_digest(token: str) -> bytes:
 class People:
     """Identifies viewers and answers permission questions for one app (one settings)."""
 
-    def __init__(self, settings: Settings, github_for: Callable[[int | None], Any] | None = None) -> None:
+    def __init__(self, settings: Settings, github_for: Callable[[int | None], Any] | None = None,
+                 local_token: str | None = None) -> None:
         self.settings = settings
         self.local = not settings.oauth_configured
         self._tokens = [token_digest(t.strip()) for t in settings.api_tokens.split(",") if t.strip()]
+        # Local mode's secret: the one given (`scrub serve` prints it), the setting, or random.
+        self.local_token = (local_token or settings.local_token.strip() or secrets.token_urlsafe(32)) if self.local else ""
+        self._local_digest = token_digest(self.local_token) if self.local else b""
         self._github_for = github_for
         self._clients: dict[int | None, Any] = {}
         self._cache: dict[tuple[str, ...], tuple[float, Any]] = {}
@@ -87,13 +97,28 @@ class People:
         header = request.headers.get("authorization", "")
         if header:
             scheme, _, value = header.partition(" ")
+            if scheme.lower() == "bearer" and self.local_token_ok(value.strip()):
+                return Viewer(LOCAL_USER, "token")
             if scheme.lower() != "bearer" or not self._token_ok(value.strip()):
                 raise HTTPException(401, "invalid API token", headers={"WWW-Authenticate": "Bearer"})
             return Viewer("token:" + hashlib.sha256(value.strip().encode()).hexdigest()[:8], "token")
+        session = request.scope.get("session", {})
         if self.local:
-            return Viewer(LOCAL_USER, "local")
-        login = request.scope.get("session", {}).get("user")
+            mark = str(session.get(LOCAL_SESSION_KEY, "")).encode("utf-8", "replace")
+            signed_in = hmac.compare_digest(mark, self.local_session_mark.encode())
+            return Viewer(LOCAL_USER, "local") if signed_in else ANONYMOUS
+        login = session.get("user")
         return Viewer(login, "session") if isinstance(login, str) and login else ANONYMOUS
+
+    def local_token_ok(self, token: str) -> bool:
+        """Local mode's secret, compared in constant time (False outside local mode)."""
+        return self.local and bool(token) and hmac.compare_digest(token_digest(token), self._local_digest)
+
+    @property
+    def local_session_mark(self) -> str:
+        """What a signed-in local session holds: bound to this token, so a new token (a restart
+        without `SCRUB_LOCAL_TOKEN`) signs every browser out."""
+        return hashlib.sha256(b"scrub-local-session:" + self._local_digest).hexdigest()[:32] if self.local else ""
 
     def _token_ok(self, token: str) -> bool:
         digest = token_digest(token)
@@ -112,6 +137,14 @@ class People:
             return True
         return viewer.via == "session" and self.permission(run, viewer.login or "") != "none"
 
+    def can_read_or_not(self, viewer: Viewer, run: Run) -> bool:
+        """`can_read`, with "GitHub cannot say" as no (for what only names or announces runs:
+        the list's filter, the live list; a page of a run still answers 503)."""
+        try:
+            return self.can_read(viewer, run)
+        except HTTPException:
+            return False
+
     def can_write(self, viewer: Viewer, run: Run) -> bool:
         if viewer.trusted:
             return True
@@ -129,6 +162,8 @@ class People:
             raise HTTPException(503, "could not check your permission on GitHub; try again later") from None
 
     def is_private(self, run: Run) -> bool:
+        if self._github_for is None:  # no GitHub credentials: nothing is known to be public (no log line each time)
+            return True
         try:
             return self._cached(("private", run.repo.lower()), VISIBILITY_TTL_S,
                                 lambda: self._client(run).is_private(run.repo))

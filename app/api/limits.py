@@ -1,11 +1,16 @@
 """Limits on what an HTTP client may send: body size, JSON nesting, integer range.
 
-`POST /webhooks/github` is public. Its body is read before the signature can be checked, so
-the read is bounded: a declared `Content-Length` over `MAX_BODY_BYTES` (GitHub caps payloads
-at 25 MB) is refused before a byte is read, and a streamed body (chunked, or lying about its
-length) is cut off once it passes the cap. A signed body is then parsed with bounds that keep
-any value storable and any walk over it cheap: nesting at most `MAX_DEPTH`, integers within
-a signed 64-bit column, no NaN/Infinity. Every refusal is a `BadInput` (a 4xx), never a 500.
+Every request's body is bounded as it streams in (`BodyLimit`, an ASGI middleware in front of
+every route): a declared `Content-Length` over the route's cap is a 413 before a byte is read,
+and a streamed body (chunked, or lying about its length) is cut off with a 413 once it passes
+the cap, whichever code reads it (a route, the CSRF check's form parser, FastAPI). The cap is
+`MAX_BODY_BYTES` for `POST /webhooks/github` (GitHub caps payloads at 25 MB: its body is read
+before the signature can be checked) and `MAX_FORM_BYTES` for everything else (the status
+page's forms are a token and a reason).
+
+A signed webhook body is then parsed with bounds that keep any value storable and any walk over
+it cheap: nesting at most `MAX_DEPTH`, integers within a signed 64-bit column, no
+NaN/Infinity. Every refusal is a `BadInput` or `BodyTooLarge` (a 4xx), never a 500.
 """
 
 from __future__ import annotations
@@ -15,17 +20,26 @@ import math
 from typing import Annotated, Any
 
 from fastapi import Path as PathParam, Query
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 MAX_BODY_BYTES = 25 * 1024 * 1024
+MAX_FORM_BYTES = 64 * 1024  # every route but the webhook
+BODY_CAPS = {"/webhooks/github": MAX_BODY_BYTES}  # path -> cap; others: MAX_FORM_BYTES
 MAX_DEPTH = 64
 INT_MAX = 2**63 - 1
 
 
-# Ids and offsets that fit the database's 64-bit columns (a larger one is a 422, not a 500).
-RunId = Annotated[int, PathParam(ge=1, le=INT_MAX)]
+# A run id fits the `run.id` column: INTEGER, 32 bits on Postgres (a larger one is a 422, not a
+# 500 from the database's "integer out of range"). Offsets fit 64 bits (OFFSET takes a bigint).
+RUN_ID_MAX = 2**31 - 1
+RunId = Annotated[int, PathParam(ge=1, le=RUN_ID_MAX)]
 Offset = Annotated[int, Query(ge=0, le=INT_MAX)]
+Sha256 = Annotated[str | None, Query(pattern="^[0-9a-f]{64}$")]  # a hex SHA-256 digest
 
 
 class BadInput(ValueError):
@@ -37,21 +51,71 @@ class BadInput(ValueError):
         self.detail = detail
 
 
+def _size(n: int) -> str:
+    return f"{n >> 20} MB" if n >= 1 << 20 else f"{n >> 10} KiB"
+
+
+class BodyTooLarge(HTTPException):
+    """Raised from `receive` once a body passes its cap: FastAPI answers it 413."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__(413, f"body larger than {_size(cap)}")
+
+
+def declared_length_problem(headers: Headers, cap: int) -> BadInput | None:
+    declared = headers.get("content-length")
+    if declared is None:
+        return None
+    if not declared.strip().isdigit():
+        return BadInput(400, "Content-Length is not a number")
+    if int(declared) > cap:
+        return BadInput(413, f"body larger than {_size(cap)}")
+    return None
+
+
+class BodyLimit:
+    """ASGI middleware: every body bounded as it streams in (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, caps: dict[str, int] | None = None, default: int = MAX_FORM_BYTES) -> None:
+        self.app, self.caps, self.default = app, BODY_CAPS if caps is None else caps, default
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cap = self.caps.get(scope.get("path", ""), self.default)
+        if problem := declared_length_problem(Headers(scope=scope), cap):
+            await JSONResponse({"status": "refused", "detail": problem.detail}, problem.status)(scope, receive, send)
+            return
+        seen = 0
+
+        async def bounded() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > cap:
+                    raise BodyTooLarge(cap)
+            return message
+
+        await self.app(scope, bounded, send)
+
+
 async def read_body(request: Request, max_bytes: int = MAX_BODY_BYTES) -> bytes:
-    """The body, at most `max_bytes`; 413 before reading when the declared length is larger."""
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.strip().isdigit():
-            raise BadInput(400, "Content-Length is not a number")
-        if int(declared) > max_bytes:
-            raise BadInput(413, f"body larger than {max_bytes >> 20} MB")
+    """The body, at most `max_bytes`; 413 before reading when the declared length is larger
+    (`BodyLimit` in front of the app already bounds it; this keeps a route's own cap)."""
+    if problem := declared_length_problem(request.headers, max_bytes):
+        raise problem
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise BadInput(413, f"body larger than {max_bytes >> 20} MB")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_bytes:
+                raise BadInput(413, f"body larger than {_size(max_bytes)}")
+            chunks.append(chunk)
+    except BodyTooLarge as exc:
+        raise BadInput(413, str(exc.detail)) from None
     return b"".join(chunks)
 
 

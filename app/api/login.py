@@ -3,7 +3,8 @@
 `/login?next=/runs/7` remembers where to go back and a random `state` in the session, and
 sends the browser to GitHub; `/auth/callback` checks the state, trades the code for the
 person's login (`app.github.oauth`), starts a fresh session (new CSRF token) and goes back.
-`POST /logout` (CSRF-checked) ends the session. In local mode there is nothing to sign in to.
+`POST /logout` (CSRF-checked) ends the session. In local mode `/login?token=<the token scrub
+serve printed>` signs the browser in instead (`app.api.access`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from app.api import csrf
+from app.api.access import LOCAL_SESSION_KEY
 from app.api.deps import ServicesDep
 from app.github.oauth import OAuthApp, OAuthError
+from app.web.templating import page
 
 router = APIRouter(include_in_schema=False)
 
@@ -41,12 +44,25 @@ def oauth_app(services: ServicesDep) -> OAuthApp:
 
 
 @router.get("/login")
-def login(request: Request, services: ServicesDep, next: str | None = None) -> Response:
+def login(request: Request, services: ServicesDep, next: str | None = None, token: str = "") -> Response:
     if services.people.local:
-        return RedirectResponse(local_path(next), status_code=303)
+        return local_login(request, services, local_path(next), token)
     state = secrets.token_urlsafe(24)
     request.session["oauth_state"], request.session["next"] = state, local_path(next)
     return RedirectResponse(oauth_app(services).authorize_url(callback_url(request, services), state), status_code=303)
+
+
+def local_login(request: Request, services: ServicesDep, back: str, token: str) -> Response:
+    """Local mode: the token `scrub serve` printed signs this browser in (a fresh session, a
+    new CSRF token); without it, a page that asks for it; a wrong one is refused (403)."""
+    people = services.people
+    if token and people.local_token_ok(token):
+        request.session.clear()
+        request.session[LOCAL_SESSION_KEY] = people.local_session_mark
+        csrf.csrf_token(request)
+        return RedirectResponse(back, status_code=303)
+    return page(request, "local_login.html", {"next": back, "wrong": bool(token)}, people.viewer(request),
+                status_code=403 if token else 200)
 
 
 @router.get("/auth/callback", name="oauth_callback")

@@ -9,19 +9,25 @@ from the database, not per-process counters).
     scrub_queue_depth{queue}                        messages waiting on the broker
     scrub_broker_up                                 1 when the broker answered this scrape
     scrub_sandbox_runs_total{outcome}               sandboxed repro / rerun runs
+
+Who may scrape: `may_scrape` (a bearer token, or loopback clients when none is configured).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
-from fastapi import APIRouter
+import hmac
+
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client import exposition
 
+from app.api.access import token_digest
 from app.api.deps import ServicesDep
+from app.api.hosts import is_loopback
 from app.db import stats
 from workers import broker_probe
 
@@ -86,8 +92,34 @@ def _queues(settings: Any) -> Iterator[Metric]:
     yield depth
 
 
+FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")
+
+
+def may_scrape(request: Request, services: Any) -> None:
+    """`/metrics` is not public. It answers `Authorization: Bearer <SCRUB_METRICS_TOKEN>` (what
+    Prometheus sends: `authorization: {credentials: ...}` in its scrape config), an operator
+    (one of `SCRUB_API_TOKENS`, local mode's token or its signed-in browser), and, only when no
+    metrics token is set, a client on this machine's loopback that came through no proxy. Else
+    401 (a token was expected) or 403."""
+    expected = services.settings.metrics_token.strip()
+    scheme, _, presented = request.headers.get("authorization", "").partition(" ")
+    if expected and scheme.lower() == "bearer" and hmac.compare_digest(
+            token_digest(presented.strip()), token_digest(expected)):
+        return
+    if services.people.viewer(request).trusted:  # a wrong bearer token is a 401 there
+        return
+    if expected:
+        raise HTTPException(401, "send Authorization: Bearer <SCRUB_METRICS_TOKEN>", headers={"WWW-Authenticate": "Bearer"})
+    peer = request.client.host if request.client else ""
+    proxied = any(name in request.headers for name in FORWARDED)
+    if not (peer and is_loopback(peer)) or proxied:
+        raise HTTPException(403, "/metrics answers this machine's loopback only: set SCRUB_METRICS_TOKEN to scrape it "
+                                 "from elsewhere")
+
+
 @router.get("/metrics", include_in_schema=False)
-def metrics(services: ServicesDep) -> Response:
+def metrics(request: Request, services: ServicesDep) -> Response:
+    may_scrape(request, services)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(ScrubCollector(services))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE)

@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.api.access import Viewer
 from app.api.deps import ActorDep, ServicesDep, SessionDep, ViewerDep
-from app.api.limits import Offset, RunId
+from app.api.limits import Offset, RunId, Sha256
 from app.db import queries
 from app.db.models import Artifact, Run, StageEvent
 from app.db import commands
@@ -57,10 +57,12 @@ def list_runs(session: SessionDep, services: ServicesDep, viewer: ViewerDep, lim
 
 @router.get("/runs/{run_id}")
 def get_run(run_id: RunId, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> dict[str, Any]:
+    """A run of a private repository is, to whoever may not read it, the same 404 as a run that
+    does not exist (anonymous, when nothing is public: the same 401 for both)."""
+    if not viewer.signed_in and not services.settings.public_read:
+        raise HTTPException(401, "sign in to see runs", headers={"WWW-Authenticate": "Bearer"})
     detail = queries.run_detail(session, run_id)
     if detail is None or not services.people.can_read(viewer, detail.run):
-        if detail is not None and not viewer.signed_in:
-            raise HTTPException(401, "sign in to see this run", headers={"WWW-Authenticate": "Bearer"})
         raise HTTPException(404, f"run {run_id} not found")
     return {
         **run_json(detail.run),
@@ -70,9 +72,13 @@ def get_run(run_id: RunId, session: SessionDep, services: ServicesDep, viewer: V
 
 
 @router.post("/runs/{run_id}/approve")
-def approve_run(run_id: RunId, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None) -> Response:
-    """Same as `/scrub approve`: write permission on the run's repository, CSRF-checked."""
-    return _act(run_id, session, services, actor, lambda run: commands.approve(session, run, actor.login or ""), next)
+def approve_run(run_id: RunId, session: SessionDep, services: ServicesDep, actor: ActorDep, next: str | None = None,
+                sha256: Sha256 = None) -> Response:
+    """Same as `/scrub approve`: write permission on the run's repository, CSRF-checked. The
+    approval is of the code the run waits with (its digest is recorded); `sha256`: the digest of
+    the code the approver saw (the status page sends it): other code waiting is a 409."""
+    return _act(run_id, session, services, actor,
+                lambda run: commands.approve(session, run, actor.login or "", seen=sha256), next)
 
 
 @router.post("/runs/{run_id}/reject")

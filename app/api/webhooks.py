@@ -1,4 +1,5 @@
-"""`POST /webhooks/github`: verify, record by delivery id, route, enqueue; answer in milliseconds."""
+"""`POST /webhooks/github`: verify, record by delivery id (and by the comment or workflow run it
+is about: a replay under a new delivery id is a duplicate), route, enqueue; answer in milliseconds."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from app.api.limits import BadInput, parse_json, read_body
 from app.db import leases, queries
 from app.db.run_list import title_of
 from app.redact import redactor_for
-from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, repo_of, route, verify_signature
+from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, event_key, repo_of, route, verify_signature
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -97,12 +98,13 @@ def _record(
     """Store the delivery (and the run it starts) in one transaction; None when seen before."""
     action = payload.get("action") if isinstance(payload.get("action"), str) else None
     delivery = (delivery_id, event, action, repo_of(payload)[:200] or None)
+    key = event_key(event, payload)  # a replay under a new delivery id is a duplicate too
     if not isinstance(decision, StartRun):  # most deliveries: one INSERT, no ORM
         with services.database.engine.begin() as connection:
-            fresh = queries.record_delivery(connection, *delivery, outcome_of(decision, None))
+            fresh = queries.record_delivery(connection, *delivery, outcome_of(decision, None), key)
         return (decision if fresh else None), None
     with services.database.session() as session:
-        if not queries.record_delivery(session.connection(), *delivery, "received"):
+        if not queries.record_delivery(session.connection(), *delivery, "received", key):
             return None, None
         run_id, decision = start_or_attach(session, decision, title=title_of(payload))
         queries.set_delivery_outcome(session, delivery_id, outcome_of(decision, run_id), run_id)

@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from app import approvals
 from app.cli.offline_github import OfflineGitHub, load_saved, repo_and_number
 from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, stderr
 from app.domain import RunStatus
@@ -34,7 +35,8 @@ class DemoGitHub(OfflineGitHub):
     def list_run_jobs(self, repo: str, run_id: int, attempt: int | None = None) -> list[dict]:
         return [{"id": 1, "name": DEMO_JOB, "conclusion": "failure"}]
 
-    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None) -> Path:
+    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None,
+                          max_bytes: int | None = None) -> Path:
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as archive:
             archive.writestr(f"{DEMO_JOB}/1_Run tests.txt", self.ci_log.read_text(encoding="utf-8"))
@@ -94,7 +96,7 @@ def _training_run(database: Any, settings: Any, issue_file: Path) -> dict[str, A
     stderr.print(f"3/3 issue {repo}#{number}: reproduce, then minimize the training script", markup=False)
     return _record(database, settings, DemoGitHub(issue, comments, issue_file), kind="issue", repo=repo,
                    issue=number, target=str(issue_file),
-                   params={"repo": repo, "issue": number, "approved_by": "scrub demo"})
+                   params={"repo": repo, "issue": number, **approvals.trusted_local("scrub demo")})
 
 
 def demo_command(
@@ -135,11 +137,13 @@ def demo_command(
     total = 3 if full else 2
     stderr.print(f"1/{total} issue {repo}#{number}: fetch, triage, review, reproduce in the sandbox, report", markup=False)
     issue_run = _record(database, settings, github, kind="issue", repo=repo, issue=number, target=str(issue_file),
-                        params={"repo": repo, "issue": number, "approved_by": "scrub demo"})
+                        params={"repo": repo, "issue": number, **approvals.trusted_local("scrub demo")})
     stderr.print(f"2/{total} CI log {ci_log.name}: failing tests, signatures, diagnoses", markup=False)
     ci_run = _record(database, settings, github, kind="ci_ingest", repo=repo, target=str(ci_log),
                      params={"repo": repo, "workflow_run_id": DEMO_RUN_ID, "run_attempt": 1, "name": "CI",
-                             "url": f"https://github.com/{repo}/actions/runs/{DEMO_RUN_ID}"})
+                             "url": f"https://github.com/{repo}/actions/runs/{DEMO_RUN_ID}",
+                             "event": "push", "head_branch": "main", "default_branch": "main",
+                             "head_repository": repo})
     runs = [issue_run, ci_run]
     if full:
         runs.append(_training_run(database, settings, examples / FULL_EXAMPLE))
@@ -151,9 +155,9 @@ def demo_command(
                          markup=False, highlight=False)
         typer.echo(github.comment or "(no comment would be posted)")
         ids = ", ".join(str(run["run_id"]) for run in runs)
-        stderr.print(f"see them on the status page: scrub serve, then http://127.0.0.1:8000/ (runs {ids})",
+        stderr.print(f"see them on the status page: scrub serve, then open the sign-in URL it prints (runs {ids})",
                      markup=False, highlight=False)
-    raise typer.Exit(OK if all(run["status"] == "succeeded" for run in runs) else NOT_REPRODUCED)
+    raise typer.Exit(OK if all(run["status"] == RunStatus.succeeded for run in runs) else NOT_REPRODUCED)
 
 
 def register(app: typer.Typer) -> None:

@@ -31,6 +31,7 @@ def provision_release(version: str, settings: Any, *, index_url: str | None = No
     except ValueError as exc:
         fail(str(exc))
     store = settings.env_store
+    settings.ensure_data_dir()  # made private (0700) here when this is the first command run
     existing = store.get(version)
     if existing and existing.complete and not force:
         if not quiet:

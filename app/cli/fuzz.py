@@ -16,6 +16,7 @@ from typing import Any
 import typer
 
 from app.cli.output import emit_json, fail, stderr
+from app.domain import RunStatus
 
 
 def run_fuzz(repo_path: Path, settings: Any, *, seed: int | None, program: str, ref: str = "",
@@ -73,7 +74,7 @@ def fuzz_command(
         stderr.print(f"{outcome['report_status']}: branch {outcome['branch'] or '(none)'}, "
                      f"{len(outcome['commits'])} commit(s)")
         typer.echo(outcome["report"])
-    if outcome["report_status"] == "Failed" or outcome["status"] == "failed":
+    if outcome["report_status"] == "Failed" or outcome["status"] == RunStatus.failed:
         raise typer.Exit(1)
 
 

@@ -5,7 +5,8 @@ FILE is a saved `{"issue": {...}, "comments": [...]}` in GitHub's REST shapes; a
 credentials, or anonymously when there are none (public repositories).
 The comment goes to stdout; progress to stderr. `--json` prints one object: verdict, labels,
 close, comment, selected repro, reported error, reproduction, bisection, minimized repro,
-review findings, the report.
+diagnosis (the catalog's patterns and each experiment's finding), the offered failing test and
+its checks, review findings, the report.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any
 
 import typer
 
+from app import approvals
 from app.cli.offline_github import OfflineGitHub, load_saved, parse_issue_url, repo_and_number
 from app.cli.output import NOT_REPRODUCED, OK, emit_json, fail, stderr
+from app.domain import Verdict
 
 
 def _load(source: str) -> tuple[OfflineGitHub, str, int]:
@@ -48,7 +51,7 @@ def run_issue(github: OfflineGitHub, repo: str, number: int, settings: Any, *, e
     from app.pipelines.issue.stages import STAGES
 
     ctx = MemoryRunContext(github=github, settings=settings, echo=echo,
-                           params={"repo": repo, "issue": number, "approved_by": "local CLI user"})
+                           params={"repo": repo, "issue": number, **approvals.trusted_local("local CLI user")})
     finished = run_pipeline(STAGES, ctx, any_queue=True)
     state: dict[str, Any] = {}
     for record in ctx.stages:
@@ -67,6 +70,9 @@ def run_issue(github: OfflineGitHub, repo: str, number: int, settings: Any, *, e
         "reproduction": state.get("reproduction"),
         "bisect": state.get("bisect"),
         "minimized": state.get("minimized"),
+        "diagnosis": state.get("diagnosis"),
+        "test": state.get("offered_test"),
+        "test_checks": state.get("test_checks", []),
         "stages": [{"stage": r.stage, "status": r.status, "summary": r.summary,
                     "seconds": round(r.ended - r.started, 3) if r.ended else None} for r in ctx.stages],
         "report": (ctx.artifacts.get("report.md") or ("", ""))[1],
@@ -86,7 +92,7 @@ def issue_command(
 
     github, repo, number = _load(source)
     outcome = run_issue(github, repo, number, get_settings(), echo=stderr_echo)
-    code = OK if outcome["verdict"] == "reproduces" else NOT_REPRODUCED
+    code = OK if outcome["verdict"] == Verdict.reproduces else NOT_REPRODUCED
     if as_json:
         emit_json(outcome)
         raise typer.Exit(code)

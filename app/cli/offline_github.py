@@ -63,6 +63,19 @@ class OfflineGitHub:
     def close_issue(self, repo: str, number: int, reason: str = "completed") -> None:
         self.writes.append(Write("close", {"reason": reason}))
 
+    # Offline there is no CI history to ask about: no other run, no issue, no merge base.
+    def get_workflow_run(self, repo: str, run_id: int) -> Json:
+        return {"id": run_id, "run_attempt": 1, "conclusion": "failure"}
+
+    def list_workflow_runs(self, repo: str, branch: str, per_page: int = 30) -> list[Json]:
+        return []
+
+    def merge_base(self, repo: str, base: str, head: str) -> str | None:
+        return None
+
+    def list_open_issues(self, repo: str, label: str, limit: int = 300) -> list[Json]:
+        return []
+
     @property
     def comment(self) -> str | None:
         bodies = [w.detail["body"] for w in self.writes if w.action == "comment"]

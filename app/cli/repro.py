@@ -46,6 +46,7 @@ def repro(
     Exit 0 when it reproduced (failed; with --expect: failed that way), 1 when it did not, 2 on
     bad input (no such file, does not compile)."""
     from app.engine.sandbox.environments import InterpreterError
+    from app.engine.sandbox.gpu import gpu_facts
     from app.engine.verdict.reproduce import RunResult, reproduce
     from app.engine.sandbox.runner import Limits, SandboxSpec, UntrustedCodeRefused
     from app.settings import get_settings
@@ -83,10 +84,16 @@ def repro(
     data = {name: value for name, value in result.to_dict().items() if name in JSON_FIELDS}
     if expect:
         data["match"] = result.match
+    gpu = gpu_facts() if settings.gpu else None  # the model, driver and CUDA a GPU run had
+    if settings.gpu:
+        data["gpu"] = gpu.to_dict() if gpu else None
     if as_json:
         emit_json(data)
     for line in summary_lines(result, expect):
         stderr.print(line, markup=False, highlight=False)
+    if settings.gpu:
+        stderr.print(f"GPU: {gpu.describe() if gpu else 'none found (no NVIDIA driver on this host)'}",
+                     markup=False, highlight=False)
     raise typer.Exit(exit_code(result.failures, result.match if expect else None))
 
 

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from app.pipelines.base import QUEUES
+from app.pipelines.base import DEFAULT_QUEUE, QUEUES
 from app.settings import Settings, get_settings
 
 WORKER_STOP_TIMEOUT_S = 20
@@ -21,6 +21,7 @@ WORKER_STOP_TIMEOUT_S = 20
 def register(app: typer.Typer) -> None:
     app.command()(serve)
     app.command()(worker)
+    app.command()(beat)
     app.command()(migrate)
 
 
@@ -67,7 +68,10 @@ def serve(
                    "until this is fixed and scrub serve restarted (/healthz says so too)", err=True)
     worker_process = _start_worker(settings, concurrency) if with_worker and not problem else None
     sandbox = None if not with_worker else f"unavailable: {problem}" if problem else "ok"
-    api = create_app(settings, sandbox=sandbox)
+    api = create_app(settings, sandbox=sandbox, bound_host=host)
+    people = api.state.services.people
+    if people.local:  # printed once: whoever opens it is the local user (`app.api.access`)
+        typer.echo(f"local mode: to sign in, open {sign_in_url(settings, host, port, people.local_token)}", err=True)
     gc.freeze()  # what startup built lives forever: keep it out of the collector's passes
     _exit_cleanly_on_sigterm()
     try:
@@ -100,7 +104,21 @@ def check_exposure(settings: Settings, host: str, insecure_no_login: bool) -> No
             err=True,
         )
         raise typer.Exit(2)
-    typer.echo(f"local mode: no login; whoever reaches {host} is trusted (set SCRUB_OAUTH_* to require GitHub login)", err=True)
+    typer.echo("local mode: no GitHub login; to act, or to see runs of private repositories, open the sign-in URL "
+               "printed below (set SCRUB_OAUTH_* to require GitHub login)", err=True)
+
+
+def sign_in_url(settings: Settings, host: str, port: int, token: str) -> str:
+    """Local mode's sign-in URL: the public URL when set, else this host and port (loopback
+    when it listens on every interface)."""
+    from urllib.parse import quote
+
+    if settings.public_url:
+        base = settings.public_url.rstrip("/")
+    else:
+        shown = "127.0.0.1" if host in ("0.0.0.0", "::", "[::]", "") else host
+        base = f"http://{f'[{shown}]' if ':' in shown and not shown.startswith('[') else shown}:{port}"
+    return f"{base}/login?token={quote(token, safe='')}"
 
 
 def is_loopback(host: str) -> bool:
@@ -119,7 +137,9 @@ def worker(
     concurrency: Annotated[int, typer.Option("-c", "--concurrency", help="Worker processes.")] = 2,
     loglevel: Annotated[str, typer.Option("--loglevel")] = "INFO",
 ) -> None:
-    """A Celery worker (GPU hosts: `scrub worker -Q repro-gpu`)."""
+    """A Celery worker. `default` is the trusted side (database, GitHub); a worker of the repro
+    queues alone (GPU hosts: `scrub worker -Q repro-gpu`) needs only the broker, and refuses
+    credentials (docs/security.md, "The trust split")."""
     from workers.celery_app import create_celery, worker_argv
 
     settings = get_settings()
@@ -127,20 +147,63 @@ def worker(
     unknown = sorted(set(names) - set(QUEUES))
     if unknown or not names:
         raise typer.BadParameter(f"unknown queue(s) {', '.join(unknown) or '(none)'}; queues are {', '.join(QUEUES)}")
+    trusted = DEFAULT_QUEUE in names
+    if not trusted and (held := held_credentials(settings)):
+        typer.echo(f"error: a worker of {', '.join(names)} runs untrusted code and must hold no credential, "
+                   f"but it was given {', '.join(held)}: unset them on this host (it needs only "
+                   "SCRUB_BROKER_URL; see docs/security.md, \"The trust split\").", err=True)
+        raise typer.Exit(2)
     from app.cli.preflight import sandbox_problem
 
     if problem := sandbox_problem(settings):
         typer.echo(f"error: {problem}. This worker takes no run until it is fixed.", err=True)
         raise typer.Exit(2)
     settings.ensure_data_dir()
+    from workers.beats import drain
     from workers.enqueue import CeleryEnqueuer
     from workers.reaper import start_reaper
 
     json_lines = _configure_logs(settings, loglevel)
     celery = create_celery(settings)
-    start_reaper(settings, CeleryEnqueuer(create_celery(settings)))  # resumes runs of dead workers
+    if trusted:  # resumes runs of dead workers and renews the leases of live repro jobs
+        control = create_celery(settings)
+        start_reaper(settings, CeleryEnqueuer(control), beats=lambda: drain(control))
+        if settings.embedded_broker:  # no beat on the embedded broker: this worker ticks progression itself
+            from workers.schedule import start_scheduler
+
+            start_scheduler(settings, CeleryEnqueuer(create_celery(settings)))
     argv = worker_argv(settings, names, concurrency, loglevel)
     celery.worker_main(["--quiet", *argv] if json_lines else argv)  # --quiet: no ASCII-art banner
+
+
+# What a repro-queue worker must not be given: each is a way to write to GitHub or the database.
+CREDENTIALS = {
+    "database_url": "SCRUB_DATABASE_URL", "github_token": "SCRUB_GITHUB_TOKEN",
+    "github_private_key": "SCRUB_GITHUB_PRIVATE_KEY", "webhook_secret": "SCRUB_WEBHOOK_SECRET",
+    "oauth_client_secret": "SCRUB_OAUTH_CLIENT_SECRET", "session_secret": "SCRUB_SESSION_SECRET",
+    "api_tokens": "SCRUB_API_TOKENS",
+}
+
+
+def held_credentials(settings: Settings) -> list[str]:
+    """The credential settings this process was given (names only)."""
+    return [name for field, name in CREDENTIALS.items() if str(getattr(settings, field, "") or "").strip()]
+
+
+def beat(loglevel: Annotated[str, typer.Option("--loglevel")] = "INFO") -> None:
+    """Celery beat: starts progression's re-checks every SCRUB_PROGRESSION_TICK_S (one per deployment,
+    on Redis; the embedded default's worker ticks by itself)."""
+    from workers.celery_app import create_celery
+
+    settings = get_settings()
+    if settings.embedded_broker:
+        typer.echo("error: scrub beat needs a real broker (SCRUB_BROKER_URL=redis://...); on the embedded "
+                   "default, scrub serve and scrub worker start the progression re-checks themselves", err=True)
+        raise typer.Exit(2)
+    settings.ensure_data_dir()
+    _configure_logs(settings, loglevel)
+    schedule_file = settings.data_dir / "celerybeat-schedule"
+    create_celery(settings).start(["beat", "--schedule", str(schedule_file), "--loglevel", loglevel])
 
 
 def _configure_logs(settings: Settings, level: str | None = None) -> bool:

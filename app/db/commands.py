@@ -6,7 +6,9 @@ applies it (the caller commits and enqueues the returned run):
 
 - `CreateRun`: a new run, whatever the issue's runs (`/scrub fuzz <seed>`).
 - `ActOnLatest(approve)`: the issue's latest run of the kind awaiting approval gets
-  `params["approved_by"]` and is queued again; the stage that waited runs again and sees it.
+  `params["approved_by"]` and the digest of the code its waiting stage showed
+  (`app.approvals`), and is queued again; the stage that waited runs again and runs that code
+  only: other code (the issue edited since) waits for a new approval.
 - `ActOnLatest(retry)`: the latest run starts over: its stage events are deleted, its verdict
   and error cleared, and it is queued again. It keeps its id, so its GitHub comment (marker
   keyed on the run id) is edited rather than duplicated. With no run yet, a new one starts.
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
+from app import approvals
 from app.db import queries
 from app.db.leases import is_stranded
 from app.db.models import Run
@@ -41,6 +44,7 @@ from app.domain import (
     Refuse,
     RerunFrom,
     RunStatus,
+    StageStatus,
     utcnow,
 )
 
@@ -55,11 +59,26 @@ class Outcome:
     changed: bool = False  # something changed that needs no queue (a cancel)
 
 
-def approve(session: Session, run: Run, user: str) -> Outcome:
+def approve(session: Session, run: Run, user: str, seen: str | None = None) -> Outcome:
+    """Approve the code the waiting stage shows (its digest is recorded with the approval).
+    `seen`: the digest the approver was shown (the status page's form); when the waiting code
+    is another, nothing changes (the page was stale: the run was retried and waits again)."""
     if run.status != RunStatus.awaiting_approval:
         return Outcome(f"run {run.id} is {run.status}, not awaiting approval", run.id)
-    run.params = {**(run.params or {}), "approved_by": user}
+    waiting = waiting_digest(session, run)
+    if seen is not None and seen != (waiting or ""):
+        return Outcome(f"run {run.id} now waits with other code than the page showed: reload it and review the code again",
+                       run.id)
+    run.params = approvals.approve(run.params, user, waiting)
     return _requeue(session, run, f"run {run.id} approved by {user}")
+
+
+def waiting_digest(session: Session, run: Run) -> str | None:
+    """The digest of the code the run's waiting stage would run (None: it names no code)."""
+    assert run.id is not None
+    waiting = next((e for e in reversed(queries.stage_events(session, run.id)) if e.status == StageStatus.waiting), None)
+    value = (waiting.output or {}).get(approvals.OUTPUT_KEY) if waiting is not None else None
+    return value if isinstance(value, str) and value else None
 
 
 def cancel(session: Session, run: Run, user: str) -> Outcome:

@@ -5,16 +5,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, text
+from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from app.domain import ACTIVE, FINISHED, RunKind, RunStatus, utcnow
 
-__all__ = ["FINISHED", "RunKind", "RunStatus", "utcnow", "Delivery", "Run", "StageEvent", "Artifact", "RunLogLine", "FailureSignature"]
+__all__ = ["FINISHED", "RunKind", "RunStatus", "utcnow", "Delivery", "Run", "StageEvent", "Artifact", "RunLogLine", "FailureSignature",
+           "FailureOccurrence", "SignatureLink"]
 
 
 class Delivery(SQLModel, table=True):
-    """One webhook delivery, keyed by `X-GitHub-Delivery` so a redelivery is recognised."""
+    """One webhook delivery, keyed by `X-GitHub-Delivery` so a redelivery is recognised, and by
+    `event_key` (the comment or workflow run it is about, `app.github.webhooks.event_key`) so
+    the same signed event replayed under a new delivery id is recognised too."""
+
+    __table_args__ = (Index("uq_delivery_event_key", "event_key", unique=True),)
 
     id: str = Field(primary_key=True, max_length=100)
     event: str = Field(max_length=100)
@@ -23,6 +28,7 @@ class Delivery(SQLModel, table=True):
     received_at: datetime = Field(default_factory=utcnow)
     outcome: str = Field(default="received", max_length=200)
     run_id: int | None = Field(default=None, foreign_key="run.id")
+    event_key: str | None = Field(default=None, max_length=200)
 
 
 # Runs that are queued, running or awaiting approval: at most one per `active_key`.
@@ -103,7 +109,8 @@ class FailureSignature(SQLModel, table=True):
     """A CI failure fingerprint and how often it has been seen."""
 
     __tablename__ = "failure_signature"
-    __table_args__ = (UniqueConstraint("repo", "fingerprint", name="uq_signature_repo_fp"),)
+    __table_args__ = (UniqueConstraint("repo", "fingerprint", name="uq_signature_repo_fp"),
+                      Index("ix_failure_signature_error", "repo", "error_key"))
 
     id: int | None = Field(default=None, primary_key=True)
     repo: str = Field(max_length=200, index=True)
@@ -118,3 +125,57 @@ class FailureSignature(SQLModel, table=True):
     count: int = Field(default=0)
     run_ids: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     linked_run_id: int | None = Field(default=None, foreign_key="run.id")
+    # `ci`: a CI fingerprint; `issue`: the error of issues that share it (no CI run counted)
+    source: str = Field(default="ci", max_length=10)
+    # The error as `Class: first message line` (app.engine.verdict.same_error): what an issue's
+    # observed failure is matched on ("" when too generic to match).
+    error_key: str = Field(default="", max_length=500)
+    flaky: bool = Field(default=False)  # passed on a rerun in CI, or the CI job found it flaky
+    flaky_evidence: str = Field(default="", max_length=500)
+    classification: str = Field(default="", max_length=30)  # the latest occurrence's label
+
+
+class FailureOccurrence(SQLModel, table=True):
+    """One failure of a signature in one attempt of a workflow run, as classified when seen
+    (`app.ci_history.Occurrence`)."""
+
+    __tablename__ = "failure_occurrence"
+    __table_args__ = (
+        UniqueConstraint("repo", "fingerprint", "workflow_run_id", "attempt", name="uq_occurrence"),
+        Index("ix_occurrence_signature", "repo", "fingerprint"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo: str = Field(max_length=200)
+    fingerprint: str = Field(max_length=64)
+    workflow_run_id: int = Field(sa_column=Column(BigInteger, nullable=False))
+    attempt: int = Field(default=1)
+    head_sha: str = Field(default="", max_length=64)
+    head_branch: str = Field(default="", max_length=300)
+    event: str = Field(default="", max_length=60)
+    head_repo: str = Field(default="", max_length=200)
+    workflow: str = Field(default="", max_length=300)
+    job: str = Field(default="", max_length=500)
+    pull_requests: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    label: str = Field(default="", max_length=30)
+    classification: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    ingest_run_id: int | None = Field(default=None, foreign_key="run.id")
+    passed_on_rerun: bool = Field(default=False)
+    seen_at: datetime = Field(default_factory=utcnow)
+
+
+class SignatureLink(SQLModel, table=True):
+    """An issue or pull request linked to a signature: the same failure, or the CI job's draft PR."""
+
+    __tablename__ = "signature_link"
+    __table_args__ = (UniqueConstraint("repo", "fingerprint", "kind", "number", name="uq_signature_link"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo: str = Field(max_length=200, index=True)
+    fingerprint: str = Field(max_length=64)
+    kind: str = Field(max_length=10)  # issue | pull
+    number: int
+    title: str = Field(default="", max_length=300)
+    relation: str = Field(default="", max_length=60)
+    run_id: int | None = Field(default=None, foreign_key="run.id")
+    created_at: datetime = Field(default_factory=utcnow)

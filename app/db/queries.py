@@ -22,18 +22,21 @@ class RunDetail:
     artifacts: list[Artifact]
 
 
-def record_delivery(connection: Connection, delivery_id: str, event: str, action: str | None, repo: str | None, outcome: str) -> bool:
-    """Insert the delivery (uncommitted); False when GitHub already delivered this id.
+def record_delivery(connection: Connection, delivery_id: str, event: str, action: str | None, repo: str | None,
+                    outcome: str, event_key: str | None = None) -> bool:
+    """Insert the delivery (uncommitted); False when GitHub already delivered this id, or a
+    delivery about the same `event_key` (the same comment, the same workflow run attempt) was.
 
     One `INSERT ... ON CONFLICT DO NOTHING` on SQLite and Postgres, on a Core connection (the
     webhook path is hot): no read first, and a redelivery racing in from another thread or
-    process is recognised by the database.
+    process is recognised by the database (either unique index).
     """
-    values = {"id": delivery_id, "event": event, "action": action, "repo": repo, "received_at": utcnow(), "outcome": outcome[:200]}
+    values = {"id": delivery_id, "event": event, "action": action, "repo": repo, "received_at": utcnow(),
+              "outcome": outcome[:200], "event_key": event_key}
     dialect = connection.dialect.name
     if dialect in ("sqlite", "postgresql"):
         insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
-        statement = insert(Delivery).values(**values).on_conflict_do_nothing(index_elements=["id"])
+        statement = insert(Delivery).values(**values).on_conflict_do_nothing()
         return connection.execute(statement.returning(Delivery.id)).first() is not None  # rowcount: -1 on psycopg
     try:
         with connection.begin_nested():
@@ -52,6 +55,8 @@ def active_key(kind: str, repo: str, issue: int | None, params: dict[str, Any] |
     """What "one active run per target" counts: the issue, or the CI failure's fingerprint."""
     if kind == RunKind.issue and repo and issue:
         return f"issue:{repo.lower()}#{issue}"
+    if kind == RunKind.progression and repo and issue:  # one re-check of a bug at a time
+        return f"progression:{repo.lower()}:{(params or {}).get('target', 'issue')}#{issue}"
     fingerprint = (params or {}).get("fingerprint")
     if kind == RunKind.ci_failure and isinstance(fingerprint, str) and fingerprint:
         return f"ci:{repo.lower()}:{fingerprint}"[:300]

@@ -7,12 +7,13 @@ arrive, and costs one indexed range scan however deep a person pages.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
-from app.db.models import Run, StageEvent
+from app.db.models import FINISHED, Run, StageEvent
+from app.runstate import RunView
 
 MAX_LIMIT = 200
 SEARCH_MAX = 200  # characters of a search query used
@@ -80,17 +81,39 @@ def pull_requests(session: Session, run_ids: list[int]) -> dict[int, str]:
     )
     found: dict[int, str] = {}
     for event in events:
-        url = str((event.output or {}).get("pr_url") or "")
-        if url.startswith("https://"):
+        if url := RunView.load(event.output if isinstance(event.output, dict) else {}).pull_request:
             found[event.run_id] = url
     return found
 
 
-def choices(session: Session) -> dict[str, list[str]]:
-    """The values the filters offer: every repo, kind, status and verdict seen (at most 100 each)."""
+def choices(session: Session, repo_shown: Callable[[Run], bool] | None = None) -> dict[str, list[str]]:
+    """The values the filters offer: every repo, kind, status and verdict seen (at most 100 each).
+    `repo_shown(run)`: whether the viewer may see that repository's name, asked with the
+    repository's newest run (a private repository is named only to whoever may read it)."""
     result: dict[str, list[str]] = {}
     for name in ("repo", "kind", "status", "verdict"):
         column = getattr(Run, name)
         values = session.exec(select(column).where(column.is_not(None), column != "").distinct().order_by(column).limit(100))
         result[name] = [str(v) for v in values]
+    if repo_shown is not None:
+        newest = newest_run_per_repo(session)
+        result["repo"] = [repo for repo in result["repo"] if repo_shown(session.get(Run, newest[repo]))]
     return result
+
+
+def newest_run_per_repo(session: Session) -> dict[str, int]:
+    """Each repository that has runs, and the id of its newest run (what access is asked of)."""
+    rows = session.exec(select(Run.repo, func.max(Run.id)).where(col(Run.repo).is_not(None), Run.repo != "")  # type: ignore[call-overload]
+                        .group_by(Run.repo))
+    return {str(repo): int(run_id) for repo, run_id in rows}
+
+
+def activity(session: Session, repos: list[str], without_repo: bool) -> tuple[Any, ...]:
+    """How many runs of `repos` (and, with `without_repo`, runs of no repository) there are, the
+    last change to one, and how many are active: what a live list compares between polls."""
+    where = col(Run.repo).in_(repos)
+    if without_repo:
+        where = or_(where, col(Run.repo).is_(None), Run.repo == "")
+    count, newest = session.exec(select(func.count(Run.id), func.max(Run.updated_at)).where(where)).one()  # type: ignore[call-overload]
+    active = session.exec(select(func.count(Run.id)).where(where, col(Run.status).not_in(list(FINISHED)))).one()
+    return count, newest, active

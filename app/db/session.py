@@ -33,12 +33,25 @@ def make_engine(url: str, *, pooled: bool = True) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True) if pooled else create_engine(url, poolclass=NullPool)
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
+        _private_sqlite(Path(parsed.database))
     options = {} if pooled else {"poolclass": NullPool}
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10}, **options)
     event.listen(engine, "connect", _tune_sqlite)
     return engine
+
+
+def _private_sqlite(path: Path) -> None:
+    """The database file 0600 (in a 0700 directory when this makes it) before SQLite opens it:
+    SQLite gives its -wal and -shm files the database file's mode."""
+    from app.private_files import private_dir, private_file
+
+    if not path.parent.is_dir():
+        private_dir(path.parent)
+    private_file(path)
+    for side in ("-wal", "-shm", "-journal"):
+        if Path(f"{path}{side}").exists():
+            private_file(Path(f"{path}{side}"))
 
 
 class Database:

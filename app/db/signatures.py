@@ -26,6 +26,7 @@ from app.domain import FailureLike as Failure
 from app.domain import Observation, RunKind, RunStatus, utcnow
 from app.db.queries import active_key
 from app.db.session import Database
+from app.db.signature_history import HistoryMixin
 
 _MAX_ATTEMPTS = 20
 
@@ -41,7 +42,9 @@ def _observation(row: FailureSignature) -> Observation:
     )
 
 
-class DbSignatureStore:
+class DbSignatureStore(HistoryMixin):
+    """Counting (below) and the history port (`app.db.signature_history`)."""
+
     def __init__(self, database: Database) -> None:
         self.database = database
 

@@ -19,16 +19,19 @@ from sqlalchemy import case, func, literal
 from sqlmodel import Session, col, select
 
 from app.db.models import FINISHED, Delivery, Run, StageEvent
+from app.domain import RerunVerdict, Verdict
+from app.runstate import RunView
 
 # Stage durations span a webhook's bookkeeping (milliseconds) to a CI job's rerun phase (minutes).
 DURATION_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
 LABEL_MAX = 80
 # `/metrics` labels come from a closed set: a verdict is free text (`2 failures, 0 repeated`, a
 # fuzz job's error), and one series per distinct text would grow without bound.
+# The set: the domain's verdict words (an issue's, a CI job's reruns'), then the first words of
+# the other kinds' verdicts (their report status, a count of failures).
 VERDICT_LABELS = (
-    "reproduces", "fixed", "different-error", "inconclusive", "missing-dependency", "unavailable-hardware",
-    "needs-build", "awaiting-approval", "ignored", "deterministic", "flaky", "not-reproducible",
-    "success", "partial", "failed", "failures", "no-failures", "selftest", "other",
+    *(verdict.value for verdict in Verdict), *(verdict.value.replace("_", "-") for verdict in RerunVerdict),
+    "needs-build", "success", "partial", "failed", "failures", "no-failures", "selftest", "other",
 )
 SANDBOX_STAGES = ("reproduce", "rerun")
 
@@ -126,14 +129,16 @@ def _sandbox_runs(session: Session) -> dict[str, int]:
 
 
 def sandbox_outcomes(output: dict[str, Any]) -> dict[str, int]:
-    reproduction = output.get("reproduction")
-    if isinstance(reproduction, dict) and isinstance(reproduction.get("outcomes"), dict):
-        return {str(k)[:LABEL_MAX]: int(v) for k, v in reproduction["outcomes"].items() if isinstance(v, int)}
-    rerun = output.get("rerun")
-    if isinstance(rerun, dict) and isinstance(rerun.get("runs"), int):
-        parts = {k: int(rerun.get(k) or 0) for k in ("failures", "other_failures", "timeouts", "errors")}
-        named = {"failed": parts["failures"], "other_failure": parts["other_failures"],
-                 "timeout": parts["timeouts"], "error": parts["errors"]}
-        named["passed"] = max(0, rerun["runs"] - sum(parts.values()))
+    """A reproduce or rerun stage's runs by outcome, read through the pipelines' own records
+    (`app.runstate.RunView`: the issue's `Reproduction`, the CI job's `RerunSummary`)."""
+    view = RunView.load(output)
+    if view.reproduction is not None and view.reproduction.outcomes:
+        return {str(k)[:LABEL_MAX]: int(v) for k, v in view.reproduction.outcomes.items() if isinstance(v, int)}
+    rerun = view.rerun
+    if rerun is not None and isinstance(rerun.get("runs"), int):
+        named = {"failed": rerun.failures, "other_failure": rerun.other_failures, "timeout": rerun.timeouts,
+                 "error": rerun.errors}
+        named = {k: int(v or 0) for k, v in named.items()}
+        named["passed"] = max(0, rerun.runs - sum(named.values()))
         return {k: v for k, v in named.items() if v}
     return {}

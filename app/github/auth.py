@@ -150,6 +150,25 @@ class GitHubAuth:
         scheme, host = web_host(self.base_url)
         return f"{scheme}://x-access-token:{self.git_token(repo)}@{host}/{repo}.git"
 
+    def read_token(self, repo: str) -> str | None:
+        """App mode: a fresh installation token for `repo` alone, `contents: read` alone (an
+        hour long, never cached). Token and anonymous mode: None, a personal token cannot be
+        narrowed, so it is never handed on."""
+        if self.mode != "app":
+            return None
+        owner, name = split_repo(repo)
+        data = self._root.rest.apps.create_installation_access_token(
+            self.installation_for(repo), data={"repositories": [name], "permissions": {"contents": "read"}}).json()
+        return str(data["token"])
+
+    def read_clone_url(self, repo: str) -> str:
+        """A URL that can fetch `repo` and nothing else (`read_token`), or, without one, the
+        anonymous URL (public repositories only)."""
+        scheme, host = web_host(self.base_url)
+        token = self.read_token(repo)
+        credentials = f"x-access-token:{token}@" if token else ""
+        return f"{scheme}://{credentials}{host}/{repo}.git"
+
 
 def _require_jwt() -> None:
     try:

@@ -12,6 +12,7 @@ the same head, `update_labels` only removes labels that are present.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 from pathlib import Path
@@ -23,13 +24,14 @@ from githubkit import GitHub
 from githubkit.exception import GitHubException, RequestError, RequestFailed
 
 from app.github.auth import DEFAULT_API_URL, GitHubAuth, split_repo
-from app.github.port import GitHubAPIError, Json
+from app.github.port import ArchiveTooLarge, GitHubAPIError, Json
 
 if TYPE_CHECKING:
     from app.settings import Settings
 
 log = logging.getLogger(__name__)
 PER_PAGE = 100
+COMPARE_MAX_COMMITS = 1000  # a day of PyTorch's main branch is ~50-150 commits
 LOGS_TIMEOUT = httpx.Timeout(30.0, read=120.0)
 
 
@@ -225,9 +227,11 @@ class GitHubClient:
         return self._all(gh.rest.actions.list_jobs_for_workflow_run, gh, jobs,
                          owner=owner, repo=name, run_id=run_id, filter_="latest")
 
-    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None) -> Path:
+    def download_run_logs(self, repo: str, run_id: int, dest: Path, attempt: int | None = None,
+                          max_bytes: int | None = None) -> Path:
         """Ask for the logs (302 to a short-lived URL), then stream that URL to `dest` without
-        our credentials. A server that answers 200 with the zip directly is accepted too."""
+        our credentials. A server that answers 200 with the zip directly is accepted too.
+        `max_bytes`: an archive past it is not kept (`ArchiveTooLarge`; nothing is left on disk)."""
         gh, owner, name = self._gh(repo)
         raw_gh = GitHubAuth.without_redirects(gh)
         with _api():
@@ -238,6 +242,8 @@ class GitHubClient:
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         if not resp.is_redirect:
+            if max_bytes is not None and len(resp.raw_response.content) > max_bytes:
+                raise ArchiveTooLarge(max_bytes)
             dest.write_bytes(resp.raw_response.content)
             return dest
         partial = dest.with_name(dest.name + ".part")
@@ -249,6 +255,11 @@ class GitHubClient:
                 with partial.open("wb") as out:
                     for chunk in blob.iter_bytes(1 << 16):
                         out.write(chunk)
+                        if max_bytes is not None and out.tell() > max_bytes:
+                            raise ArchiveTooLarge(max_bytes)
+        except ArchiveTooLarge:
+            partial.unlink(missing_ok=True)
+            raise
         except httpx.HTTPError as exc:
             partial.unlink(missing_ok=True)
             raise GitHubAPIError(0, f"log archive download failed ({type(exc).__name__})") from None
@@ -257,6 +268,28 @@ class GitHubClient:
             raise
         partial.replace(dest)
         return dest
+
+    def list_workflow_runs(self, repo: str, branch: str, per_page: int = 30) -> list[Json]:
+        """The newest completed workflow runs on `branch` (one page, newest first)."""
+        gh, owner, name = self._gh(repo)
+        with _api():
+            data = gh.rest.actions.list_workflow_runs_for_repo(owner, name, branch=branch, status="completed",
+                                                               per_page=per_page).json()
+        return list(data.get("workflow_runs") or [])
+
+    def merge_base(self, repo: str, base: str, head: str) -> str | None:
+        """The merge base of `head` with `base` (the compare API), None when GitHub names none."""
+        gh, owner, name = self._gh(repo)
+        with _api():
+            data = gh.rest.repos.compare_commits(owner, name, f"{base}...{head}", per_page=1).json()
+        return (data.get("merge_base_commit") or {}).get("sha")
+
+    def list_open_issues(self, repo: str, label: str, limit: int = 300) -> list[Json]:
+        """Open issues (not pull requests) with `label`, newest first, at most `limit`."""
+        gh, owner, name = self._gh(repo)
+        with _api():
+            data = gh.rest.issues.list_for_repo(owner, name, state="open", labels=label, per_page=min(limit, 100)).json()
+        return [i for i in data if "pull_request" not in i][:limit]
 
     # -- pull requests ----------------------------------------------------------------------
     def upsert_pull(self, repo: str, head: str, base: str, title: str, body: str, draft: bool = True) -> Json:
@@ -284,6 +317,63 @@ class GitHubClient:
         pulls = gh.rest.pulls.list(owner, name, head=label, state="open").json()
         return pulls[0] if pulls else None
 
+    def get_pull(self, repo: str, number: int) -> Json:
+        gh, owner, name = self._gh(repo)
+        with _api():
+            return gh.rest.pulls.get(owner, name, number).json()
+
+    def close_pull(self, repo: str, number: int) -> None:
+        gh, owner, name = self._gh(repo)
+        with _api():
+            gh.rest.pulls.update(owner, name, number, state="closed")
+
+    # -- commits (culprits) -----------------------------------------------------------------
+    def get_commit(self, repo: str, sha: str) -> Json:
+        gh, owner, name = self._gh(repo)
+        with _api():
+            return gh.rest.repos.get_commit(owner, name, sha, per_page=1).json()
+
+    def compare_commits(self, repo: str, base: str, head: str, max_commits: int = COMPARE_MAX_COMMITS) -> Json:
+        """`GET /compare/{base}...{head}`: every commit (oldest first, pages of 100 up to
+        `max_commits`) and the first page's `files` (GitHub lists at most 300)."""
+        gh, owner, name = self._gh(repo)
+        basehead = f"{quote(base, safe='')}...{quote(head, safe='')}"
+        with _api():
+            first = gh.rest.repos.compare_commits(owner, name, basehead, page=1, per_page=PER_PAGE).json()
+            commits = list(first.get("commits") or [])
+            total = int(first.get("total_commits") or len(commits))
+            page = 1
+            while len(commits) < min(total, max_commits):
+                page += 1
+                more = gh.rest.repos.compare_commits(owner, name, basehead, page=page, per_page=PER_PAGE).json()
+                if not more.get("commits"):
+                    break
+                commits += more["commits"]
+        return {**first, "commits": commits[:max_commits]}
+
+    def commit_pulls(self, repo: str, sha: str) -> list[Json]:
+        """The pull requests GitHub associates with a commit (the merged one that introduced it)."""
+        gh, owner, name = self._gh(repo)
+        return self._all(gh.rest.repos.list_pull_requests_associated_with_commit, gh, list, owner=owner,
+                         repo=name, commit_sha=sha)
+
+    def file_at(self, repo: str, path: str, ref: str) -> str | None:
+        """A file's text at `ref` (the contents API); None when it is not there. A file over
+        1 MB (GitHub then sends no content in JSON) raises, as it cannot be read this way."""
+        gh, owner, name = self._gh(repo)
+        with _api():
+            try:
+                data = gh.rest.repos.get_content(owner, name, quote(path, safe="/"), ref=ref).json()
+            except RequestFailed as exc:
+                if exc.response.status_code == 404:
+                    return None
+                raise
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        if data.get("encoding") != "base64":
+            raise GitHubAPIError(413, f"{path} at {ref[:12]} is too large for the contents API")
+        return base64.b64decode(data.get("content") or "").decode("utf-8")
+
     # -- git --------------------------------------------------------------------------------
     def clone_url(self, repo: str) -> str:
         """`https://x-access-token:TOKEN@host/owner/name.git`, or the `clone_urls` override.
@@ -294,3 +384,13 @@ class GitHubClient:
             return text if "://" in text else Path(text).resolve().as_uri()
         with _api():
             return self.auth.clone_url(repo)
+
+    def read_clone_url(self, repo: str) -> str:
+        """A URL that can only read `repo` (`GitHubAuth.read_clone_url`), for a repro worker;
+        the `clone_urls` override as is. Contains a secret in App mode: never log it."""
+        override = self._clone_urls.get(repo.lower())
+        if override is not None:
+            text = str(override)
+            return text if "://" in text else Path(text).resolve().as_uri()
+        with _api():
+            return self.auth.read_clone_url(repo)

@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from app.db.models import Artifact, Run, StageEvent
 from app.domain import RunStatus, Verdict
+from app.runstate import RunView
 
 # Read top to bottom: the report first, the log (long, and mostly for debugging) last.
 _ARTIFACT_RANK = {"report": 0, "markdown": 0, "repro": 1, "python": 2, "json": 3, "text": 3, "log": 9}
@@ -99,8 +100,7 @@ def subject_url(run: Run) -> str | None:
 def pull_request_url(stages: Iterable[StageEvent]) -> str | None:
     """The draft PR a CI job opened (recorded in its publish stage's output)."""
     for event in stages:
-        url = str((event.output or {}).get("pr_url") or "")
-        if url.startswith("https://"):
+        if url := RunView.load(event.output if isinstance(event.output, dict) else {}).pull_request:
             return url
     return None
 

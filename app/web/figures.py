@@ -2,29 +2,20 @@
 the failure signature, the failure rate with its Wilson interval, the bisection per release,
 the repro (original, minimized) and what it printed.
 
-Plain data, no HTML: `app.web.run_page` renders it. A stage that never ran leaves its figure out.
+The state is read through `app.runstate.RunView`, the typed records the pipelines store (the
+same `Reproduction`, `Minimized`, `RerunSummary` classes), never key by key. Plain data, no
+HTML: `app.web.run_page` renders it. A stage that never ran leaves its figure out.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from app.db.models import StageEvent
+from app.runstate import Reproduction, RerunSummary, RunView, ShownBisection, wilson_interval
 
-Z_95 = 1.959964
-
-
-def wilson_interval(failures: int, runs: int, z: float = Z_95) -> tuple[float, float]:
-    """95% Wilson score interval of a failure rate (exact at 0 and `runs`, never outside [0, 1])."""
-    if runs <= 0:
-        return 0.0, 1.0
-    p = failures / runs
-    denominator = 1 + z * z / runs
-    centre = (p + z * z / (2 * runs)) / denominator
-    half = z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+__all__ = ["Bisection", "Figures", "Flakiness", "figures", "state_of", "wilson_interval"]
 
 
 @dataclass
@@ -72,58 +63,51 @@ def state_of(stages: Iterable[StageEvent]) -> dict[str, Any]:
 
 
 def figures(stages: Iterable[StageEvent], params: dict[str, Any] | None = None) -> Figures:
-    state = state_of(stages)
+    view = RunView.load(state_of(stages))
     found = Figures()
-    reproduction = _dict(state.get("reproduction"))
-    result = _dict(reproduction.get("result"))
-    job = _dict(state.get("job")) or _dict((params or {}).get("failure"))
-    source = result or job
-    found.signature = {k: str(source[k]) for k in ("exception", "message", "signature") if source.get(k)}
-    found.flakiness = _flakiness(reproduction, _dict(state.get("rerun")))
-    found.bisection = _bisection(_dict(state.get("bisect")))
-    repro = _dict(state.get("repro"))
-    if isinstance(repro.get("source"), str):
-        found.repro = {k: repro.get(k) for k in ("source", "author", "url")}
-    minimized = _dict(state.get("minimized"))
-    found.minimized = minimized.get("source") if isinstance(minimized.get("source"), str) else None
-    found.output_tail = str(result.get("output_tail") or state.get("rerun_output") or "")
-    found.findings = [f for f in state.get("findings") or [] if isinstance(f, dict)]
+    result = view.shown_run
+    failure = view.job or RunView.load({"job": (params or {}).get("failure")}).job
+    if result:  # what the run shown printed, else the CI job's failure
+        found.signature = {k: str(result[k]) for k in ("exception", "message", "signature") if result.get(k)}
+    elif failure:
+        found.signature = {k: v for k, v in vars(failure).items() if v}
+    found.flakiness = _flakiness(view.reproduction, view.rerun)
+    found.bisection = _bisection(view.bisect)
+    if view.repro:
+        found.repro = {"source": view.repro.source, "author": view.repro.author or None,
+                       "url": view.repro.url or None}
+    found.minimized = view.minimized.source if view.minimized and isinstance(view.minimized.source, str) else None
+    found.output_tail = str(result.get("output_tail") or view.rerun_output or "")
+    found.findings = view.findings
     found.environment = {key: str(result[name]) for key, name in (("torch", "torch_version"), ("python", "python"),
                                                                   ("label", "environment")) if result.get(name)}
     return found
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _flakiness(reproduction: dict[str, Any], rerun: dict[str, Any]) -> Flakiness | None:
-    if rerun.get("runs"):
-        source, runs, failures = rerun, int(rerun["runs"]), int(rerun.get("failures") or 0)
-    elif reproduction.get("runs"):
-        source, runs, failures = reproduction, int(reproduction["runs"]), int(reproduction.get("reproduced") or 0)
+def _flakiness(reproduction: Reproduction | None, rerun: RerunSummary | None) -> Flakiness | None:
+    if rerun and rerun.get("runs"):
+        runs, failures, stored = int(rerun.runs), int(rerun.failures or 0), rerun.interval
+    elif reproduction and reproduction.runs:
+        runs, failures, stored = int(reproduction.runs), int(reproduction.reproduced or 0), reproduction.interval
     else:
         return None
-    stored = source.get("interval")  # what the stage computed (and the report says), when it kept it
+    # what the stage computed (and the report says), when it kept it
     if isinstance(stored, (list, tuple)) and len(stored) == 2 and all(isinstance(v, (int, float)) for v in stored):
         return Flakiness(failures, runs, float(stored[0]), float(stored[1]))
     low, high = wilson_interval(failures, runs)
     return Flakiness(failures, runs, low, high)
 
 
-def _bisection(found: dict[str, Any]) -> Bisection | None:
+def _bisection(found: ShownBisection | None) -> Bisection | None:
     """Newer runs store `releases` (untested ones included) and `changed_between`; older ones
     only `probes` (every release tested) and a certain `first_changed`."""
-    releases = [r for r in found.get("releases") or [] if isinstance(r, dict) and r.get("label") is not None]
-    probes = _dict(found.get("probes"))
-    if not releases and not probes:
+    if found is None or (not found.releases and not found.probes):
         return None
-    between = found.get("changed_between")
-    span = (str(between[0]), str(between[1])) if isinstance(between, list) and len(between) == 2 else None
-    if not releases:
-        return Bisection([(str(k), bool(v)) for k, v in probes.items()], found.get("first_changed"),
-                         found.get("last_unchanged"), span)
-    rows = [(str(r["label"]), None if r.get("outcome") is None else bool(r["outcome"])) for r in releases]
-    return Bisection(rows, found.get("first_changed"), found.get("last_unchanged"), span,
-                     why={str(r["label"]): str(r.get("why") or "") for r in releases if r.get("outcome") is None},
-                     runs={str(r["label"]): r["runs"] for r in releases if isinstance(r.get("runs"), int)})
+    span = (found.changed_between[0], found.changed_between[1]) if found.changed_between else None
+    if not found.releases:
+        return Bisection([(str(k), bool(v)) for k, v in found.probes.items()], found.first_changed,
+                         found.last_unchanged, span)
+    rows = [(str(r["label"]), None if r.get("outcome") is None else bool(r["outcome"])) for r in found.releases]
+    return Bisection(rows, found.first_changed, found.last_unchanged, span,
+                     why={str(r["label"]): str(r.get("why") or "") for r in found.releases if r.get("outcome") is None},
+                     runs={str(r["label"]): r["runs"] for r in found.releases if isinstance(r.get("runs"), int)})

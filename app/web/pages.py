@@ -7,13 +7,13 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from app.web import run_list, run_page, sse
+from app.web import run_list, run_page, signatures, sse, tracked
 from app.web.templating import HERE, SECURITY_HEADERS, templates
 
 __all__ = ["SECURITY_HEADERS", "router", "static_files", "templates"]
 
 router = APIRouter()
-for module in (run_list, sse, run_page):
+for module in (run_list, sse, run_page, signatures, tracked):
     router.include_router(module.router)
 
 

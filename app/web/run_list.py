@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from app.api.deps import ServicesDep, SessionDep, ViewerDep
+from app.api.limits import RUN_ID_MAX
 from app.db import run_list
 from app.db.models import FINISHED
 from app.web.templating import page, unreadable
@@ -26,7 +27,7 @@ def parse_filters(params: Any) -> tuple[run_list.RunFilter, int | None, list[str
     before_text = str(params.get("before") or "").strip()
     before = None
     if before_text:
-        if before_text.isdigit() and int(before_text) > 0:
+        if before_text.isdigit() and 0 < int(before_text) <= RUN_ID_MAX:
             before = int(before_text)
         else:
             problems.append(f"'before' must be a run number, not {before_text[:40]!r}: showing the newest runs")
@@ -52,7 +53,7 @@ def runs_page(request: Request, session: SessionDep, services: ServicesDep, view
         "runs": runs,
         "pull_requests": found.pull_requests,
         "filters": filters,
-        "choices": run_list.choices(session),
+        "choices": run_list.choices(session, None if viewer.trusted else lambda run: services.people.can_read_or_not(viewer, run)),
         "problems": problems,
         "newer_url": page_url(filters) if before else None,
         "older_url": page_url(filters, found.next_before) if found.next_before else None,

@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from sqlmodel import Session
 
+from app import approvals
 from app.api.limits import RunId
 from app.api.deps import ServicesDep, SessionDep, ViewerDep
 from app.db import queries
@@ -20,6 +21,7 @@ from app.domain import StageStatus
 from app.web import display, render
 from app.web.approval import approval_view
 from app.web.figures import figures
+from app.web.signatures import run_signatures
 from app.web.templating import SECURITY_HEADERS, fragment, page, unreadable
 
 ARTIFACT_DISPLAY_LIMIT = 200_000  # characters shown per artifact; the raw view has them all
@@ -73,17 +75,24 @@ def live_context(run: Run, stages: list[StageEvent], artifacts: list[Artifact], 
         "pull_request": display.pull_request_url(stages),
         "viewer": viewer,
         "can_approve": signed_in and run.status == RunStatus.awaiting_approval,
+        # The code shown, by digest: Approve approves that code and nothing else (`app.approvals`).
+        "approval_sha256": waiting_digest(stages) if run.status == RunStatus.awaiting_approval else None,
         "can_reject": signed_in and run.status == RunStatus.awaiting_approval,
         "can_retry": signed_in and (run.status in FINISHED or run.status == RunStatus.awaiting_approval),
         "can_cancel": signed_in and run.status not in FINISHED,
     }
 
 
-def load(session: Session, run_id: RunId) -> queries.RunDetail:
+def waiting_digest(stages: list[StageEvent]) -> str | None:
+    waiting = next((e for e in reversed(stages) if e.status == StageStatus.waiting), None)
+    value = (waiting.output or {}).get(approvals.OUTPUT_KEY) if waiting is not None else None
+    return value if isinstance(value, str) and value.isalnum() else None
+
+
+def readable(session: Session, run_id: RunId, people: Any, viewer: Any) -> queries.RunDetail | None:
+    """The run when `viewer` may read it; None whether it is missing or private to them."""
     detail = queries.run_detail(session, run_id)
-    if detail is None:
-        raise HTTPException(404, f"run {run_id} not found")
-    return detail
+    return detail if detail is not None and people.can_read(viewer, detail.run) else None
 
 
 def render_live(request: Request, detail: queries.RunDetail, viewer: Any = None) -> str:
@@ -94,8 +103,8 @@ def render_live(request: Request, detail: queries.RunDetail, viewer: Any = None)
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
 def run_page(request: Request, run_id: RunId, session: SessionDep, services: ServicesDep, viewer: ViewerDep) -> Any:
-    detail = load(session, run_id)
-    if not services.people.can_read(viewer, detail.run):
+    detail = readable(session, run_id, services.people, viewer)
+    if detail is None:
         return unreadable(request, viewer, f"run {run_id}")
     run, stages = detail.run, detail.stages
     found = figures(stages, run.params)
@@ -117,6 +126,7 @@ def run_page(request: Request, run_id: RunId, session: SessionDep, services: Ser
                       (("original", original), ("minimized", minimized)) if text],
         "rerun": rerun_commands(run, "minimized" if minimized else "original" if original else None),
         "approved_by": str((run.params or {}).get("approved_by") or ""),
+        "signatures": run_signatures(run.kind, run.repo, run.params or {}, stages),
     }, viewer)
 
 
@@ -148,8 +158,8 @@ def _artifact_text(artifacts: list[Artifact], name: str) -> str:
 def repro_download(request: Request, run_id: RunId, which: str, session: SessionDep, services: ServicesDep,
                    viewer: ViewerDep) -> Any:
     """The original or minimized repro as a file to save (`run-12-minimized.py`)."""
-    detail = load(session, run_id)
-    if not services.people.can_read(viewer, detail.run):
+    detail = readable(session, run_id, services.people, viewer)
+    if detail is None:
         return unreadable(request, viewer, f"run {run_id}")
     original, minimized = repro_sources(detail)
     text = {"original": original, "minimized": minimized}.get(which)
@@ -166,7 +176,7 @@ def artifact_text(request: Request, run_id: RunId, name: str, session: SessionDe
     """The whole artifact as text/plain (never rendered: `nosniff`, and a sandbox CSP); `log`
     is the run's log tail."""
     run = session.get(Run, run_id)
-    if run is not None and not services.people.can_read(viewer, run):
+    if run is None or not services.people.can_read(viewer, run):
         return unreadable(request, viewer, f"run {run_id}")
     if name == queries.LOG_ARTIFACT:
         content: str | None = queries.log_text(queries.run_log(session, run_id)) or None

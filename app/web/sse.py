@@ -4,7 +4,8 @@
   buttons, stage timeline, log tail) whenever the run, a stage or the log changes, and at
   least every `RUNNING_TICK_S` while a stage runs (its duration so far); `finished` once the
   run has ended, then the stream closes. The page swaps the fragment in (static/live.js).
-- `/events/runs`: `changed` when any run is created or changes, for the run list to reload.
+- `/events/runs`: `changed` when a run the viewer may read is created or changes, for the run
+  list to reload.
 
 The stream reads the database (`POLL_S`): workers on other machines write there, so it is the
 one place every change shows up. The HTML sent is the same autoescaped templates as the page.
@@ -23,7 +24,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from app.api.limits import RunId
 from app.api.deps import ServicesDep, ViewerDep
-from app.db import queries
+from app.db import queries, run_list
 from app.db.models import FINISHED, Run, RunLogLine
 from app.web.run_page import render_live
 
@@ -85,18 +86,25 @@ async def run_events(request: Request, run_id: RunId, services: ServicesDep, vie
     return EventSourceResponse(run_stream(request, services, run_id, viewer), ping=PING_S)
 
 
-def runs_version(services: Any) -> tuple[Any, ...]:
+def runs_version(services: Any, viewer: Any = None) -> tuple[Any, ...]:
+    """What changes when a run the viewer may read changes: the count, last change and active
+    count of the runs of the repositories they may read (`People.can_read`, asked of each
+    repository's newest run). An operator reads every run; for anyone else, activity of a private
+    repository's runs never shows."""
     with services.database.session() as session:
-        count, newest = session.exec(select(func.count(Run.id), func.max(Run.updated_at))).one()  # type: ignore[call-overload]
-        active = session.exec(select(func.count(Run.id)).where(Run.status.not_in(list(FINISHED)))).one()  # type: ignore[attr-defined]
-    return count, newest, active
+        newest = run_list.newest_run_per_repo(session)
+        if viewer is None or viewer.trusted:
+            return run_list.activity(session, list(newest), without_repo=True)
+        people = services.people
+        readable = [repo for repo, run_id in newest.items() if people.can_read_or_not(viewer, session.get(Run, run_id))]
+        return run_list.activity(session, readable, without_repo=services.settings.public_read or viewer.signed_in)
 
 
-async def runs_stream(request: Request, services: Any) -> AsyncIterator[dict[str, str]]:
-    first = await anyio.to_thread.run_sync(runs_version, services)
+async def runs_stream(request: Request, services: Any, viewer: Any = None) -> AsyncIterator[dict[str, str]]:
+    first = await anyio.to_thread.run_sync(runs_version, services, viewer)
     while not await request.is_disconnected():
         await anyio.sleep(POLL_S)
-        now = await anyio.to_thread.run_sync(runs_version, services)
+        now = await anyio.to_thread.run_sync(runs_version, services, viewer)
         if now != first:
             yield {"event": "changed", "data": "changed"}
             first = now
@@ -106,4 +114,4 @@ async def runs_stream(request: Request, services: Any) -> AsyncIterator[dict[str
 async def runs_events(request: Request, services: ServicesDep, viewer: ViewerDep) -> EventSourceResponse:
     if not viewer.signed_in and not services.settings.public_read:
         raise HTTPException(401, "sign in to follow the runs")
-    return EventSourceResponse(runs_stream(request, services), ping=PING_S)
+    return EventSourceResponse(runs_stream(request, services, viewer), ping=PING_S)

@@ -17,6 +17,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 
 from app.api.csrf import csrf_field
+from app.domain import RunStatus
 from app.web import display
 
 HERE = Path(__file__).parent
@@ -35,6 +36,7 @@ def _templates() -> Jinja2Templates:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
     env.filters.update(display.FILTERS)
     env.globals["csrf_field"] = csrf_field  # `{{ csrf_field() }}` in every POST form
+    env.globals["RunStatus"] = RunStatus  # statuses compared as the domain's words, never typed out
     return Jinja2Templates(env=env)
 
 
@@ -49,8 +51,10 @@ def page(request: Request, name: str, context: dict[str, Any], viewer: Any = Non
 
 
 def unreadable(request: Request, viewer: Any, what: str) -> RedirectResponse:
-    """Anonymous in front of something private: sign in first; signed in: it does not exist."""
-    if not viewer.signed_in:
+    """What someone who may not see `what` gets, the same whether it exists or not: anonymous
+    where nothing is public, the sign-in page; anyone else a 404 (a run of a private repository
+    is not told apart from a missing one; the header offers to sign in)."""
+    if not viewer.signed_in and not request.app.state.services.settings.public_read:
         return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
     raise HTTPException(404, f"{what} not found")
 

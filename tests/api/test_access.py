@@ -156,8 +156,13 @@ def test_runs_of_private_repositories_need_read_permission(oauth):
     client, database, _, fake = oauth
     public, private = make_run(database), make_run(database, repo=PRIVATE)
     assert client.get(f"/api/v1/runs/{public.id}").status_code == 200  # anonymous, public repo
-    assert client.get(f"/api/v1/runs/{private.id}").status_code == 401
-    assert client.get(f"/runs/{private.id}", follow_redirects=False).headers["location"] == f"/login?next=/runs/{private.id}"
+    # Anonymous: a private run is answered exactly as a run that does not exist.
+    missing = private.id + 100
+    for path in ("/api/v1/runs/{}", "/runs/{}", "/runs/{}/artifacts/log", "/runs/{}/repro/original.py", "/runs/{}/events"):
+        hidden, absent = client.get(path.format(private.id)), client.get(path.format(missing))
+        assert hidden.status_code == absent.status_code == 404, path
+        assert hidden.text.replace(str(private.id), "N") == absent.text.replace(str(missing), "N"), path
+    assert client.get(f"/runs/{private.id}", headers={"Accept": "text/html"}).status_code == 404
     assert [r["id"] for r in client.get("/api/v1/runs").json()] == [public.id]
     sign_in(client, fake, "mallory")
     assert client.get(f"/api/v1/runs/{private.id}").status_code == 404
@@ -175,7 +180,7 @@ def test_public_read_off_needs_a_login_for_everything(fake_github, tmp_path):
     run = make_run(database)
     from app.api import create_app
 
-    with TestClient(create_app(settings, enqueuer=RecordingEnqueuer())) as client:
+    with TestClient(create_app(settings, enqueuer=RecordingEnqueuer()), base_url="http://127.0.0.1:8000") as client:
         assert client.get(f"/api/v1/runs/{run.id}").status_code == 401
         assert client.get("/api/v1/runs").status_code == 401
         assert client.get("/", follow_redirects=False).headers["location"] == "/login?next=/"
@@ -200,3 +205,22 @@ def test_logout_ends_the_session(oauth):
     assert client.post("/logout", data={"csrf_token": token}, headers={"Origin": SITE}, follow_redirects=False).status_code == 303
     assert press(client, run.id, "approve", token).status_code in (401, 403)
     assert "Sign in with GitHub" in client.get("/").text
+
+
+def test_when_github_cannot_say_a_private_repository_is_neither_named_nor_shown(tmp_path):
+    """The list's filter and the live list ask `can_read_or_not`: GitHub down is a no."""
+    from app.api.access import People, Viewer
+
+    class Down:
+        def permission(self, repo, login):
+            raise ConnectionError("GitHub is down")
+
+        def is_private(self, repo):
+            raise ConnectionError("GitHub is down")
+
+    people = People(Settings(data_dir=tmp_path, oauth_client_id="c", oauth_client_secret="s", session_secret="x" * 32),
+                    lambda installation: Down())
+    run = Run(kind="issue", repo=PRIVATE, installation_id=1)
+    assert people.can_read_or_not(Viewer("reed", "session"), run) is False
+    assert people.can_read_or_not(Viewer(None, "anonymous"), run) is False
+    assert people.can_read_or_not(Viewer("token:1", "token"), run) is True

@@ -1,4 +1,5 @@
-"""Local mode (no OAuth): no login, but a page on another origin still cannot press a button."""
+"""Local mode (no OAuth): the browser signed in with the token `scrub serve` printed; a page on
+another origin still cannot press a button, and nobody without the token can."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ def local(tmp_path):
     enqueuer = RecordingEnqueuer()
     from app.api import create_app
 
-    with TestClient(create_app(settings, enqueuer=enqueuer), base_url=LOCAL) as client:
+    app = create_app(settings, enqueuer=enqueuer, local_token="the-printed-token")
+    with TestClient(app, base_url=LOCAL) as client:
+        assert client.get("/login?token=the-printed-token&next=/", follow_redirects=False).status_code == 303
         yield client, database, enqueuer
     database.dispose()
 
@@ -68,10 +71,16 @@ def test_the_page_form_carries_a_token_that_is_checked(local):
     assert enqueuer.runs == [(run.id, "default")]
 
 
-def test_a_local_script_without_browser_headers_may_act(local):
-    client, database, _ = local
+def test_a_local_script_acts_only_with_the_token(local):
+    """Any process on the machine reaches 127.0.0.1: without the token it is anonymous."""
+    client, database, enqueuer = local
     run = waiting_run(database)
-    assert client.post(f"/api/v1/runs/{run.id}/approve").status_code == 202
+    client.cookies.clear()
+    assert client.post(f"/api/v1/runs/{run.id}/approve").status_code == 401
+    assert client.post(f"/api/v1/runs/{run.id}/approve", headers={"Authorization": "Bearer guess"}).status_code == 401
+    assert status(database, run.id) == "awaiting_approval" and enqueuer.runs == []
+    right = client.post(f"/api/v1/runs/{run.id}/approve", headers={"Authorization": "Bearer the-printed-token"})
+    assert right.status_code == 202 and status(database, run.id) == "queued"
 
 
 def test_a_rebound_host_name_is_not_this_site(tmp_path):
@@ -84,5 +93,7 @@ def test_a_rebound_host_name_is_not_this_site(tmp_path):
 
     with TestClient(create_app(settings, enqueuer=RecordingEnqueuer()), base_url="http://evil.example:8000") as client:
         answer = client.post(f"/api/v1/runs/{run.id}/approve", headers={"Origin": "http://evil.example:8000"})
-    assert answer.status_code == 403 and status(database, run.id) == "awaiting_approval"
+        read = client.get("/api/v1/runs")
+    assert answer.status_code == 400 and status(database, run.id) == "awaiting_approval"
+    assert read.status_code == 400 and "DNS rebinding" in read.text  # nor can it read
     database.dispose()

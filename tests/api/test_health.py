@@ -28,9 +28,11 @@ def issue_labeled(webhook_fixtures) -> dict:
 
 
 def test_a_dead_broker_degrades_health_and_webhooks_still_answer(tmp_path, webhook_fixtures):
-    settings = Settings(webhook_secret=SECRET, data_dir=tmp_path, broker_url=f"redis://127.0.0.1:{free_port()}/0")
+    settings = Settings(webhook_secret=SECRET, data_dir=tmp_path, broker_url=f"redis://127.0.0.1:{free_port()}/0",
+                        metrics_token="scrape-me")
     migrated_database(settings.resolved_database_url).dispose()
-    with TestClient(create_app(settings)) as client:  # the real Celery enqueuer
+    with TestClient(create_app(settings), base_url="http://127.0.0.1:8000",
+                    headers={"Authorization": "Bearer scrape-me"}) as client:  # the real Celery enqueuer
         health = client.get("/healthz")
         assert health.status_code == 200 and health.json()["status"] == "degraded"
         assert health.json()["database"] == "ok" and health.json()["broker"].startswith("unavailable: ConnectionError")

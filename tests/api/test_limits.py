@@ -64,3 +64,79 @@ def test_ids_past_64_bits_are_422_not_500(client, path):
     if path.startswith("/api/v1/runs/"):
         for action in ("approve", "reject", "retry", "cancel"):  # reject once answered 500
             assert client.post(f"{path}/{action}").status_code == 422, action
+
+
+def drive(app, method: str, path: str, headers: dict[str, str], chunks, chunk_size: int) -> tuple[int, int]:
+    """Call the ASGI app with a body streamed in `chunk_size` pieces from `chunks` (an iterator,
+    never held whole); return (status, body bytes the app asked for before it answered)."""
+    import asyncio
+
+    pulled = 0
+    answered: list[int] = []
+
+    async def receive():
+        nonlocal pulled
+        piece = next(chunks, None)
+        if piece is None:
+            return {"type": "http.request", "body": b"", "more_body": False}
+        pulled += len(piece)
+        return {"type": "http.request", "body": piece, "more_body": True}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            answered.append(message["status"])
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
+    asyncio.run(app(scope, receive, send))
+    return answered[0], pulled
+
+
+@pytest.mark.parametrize(("path", "who", "expected"), [
+    ("/logout", {"cookie": "scrub_session=junk"}, 413),  # the CSRF check reads the form
+    ("/api/v1/runs/1/reject", {"cookie": "scrub_session=junk"}, 401),  # anonymous: refused unread
+    ("/api/v1/runs/1/reject", "operator", 413),  # the route reads the reason
+    ("/api/v1/runs/1/approve", "operator", 404),  # no body wanted: answered unread
+])
+def test_a_chunked_form_past_the_cap_is_refused_before_it_is_all_read(client, path, who, expected):
+    """A 400 MB POST /logout with a junk session cookie once made the CSRF check buffer it all
+    (RSS 102 -> 889 MB). Measured in bytes the app pulled, not memory: never past the cap."""
+    from app.api.limits import MAX_FORM_BYTES
+
+    chunk = b"a" * 65536
+    chunks = (chunk for _ in range(400 * (1 << 20) // len(chunk)))
+    if who == "operator":
+        who = {"authorization": client.headers["authorization"]}
+    headers = {"host": "127.0.0.1:8000", "origin": "http://127.0.0.1:8000", **who,
+               "content-type": "application/x-www-form-urlencoded", "transfer-encoding": "chunked"}
+    status, pulled = drive(client.app, "POST", path, headers, chunks, len(chunk))
+    assert status == expected and pulled <= MAX_FORM_BYTES + len(chunk), (status, pulled)
+
+
+def test_a_declared_length_past_the_cap_is_refused_before_a_byte_is_read(client):
+    chunks = iter([b"x" * 65536] * 10)
+    headers = {"host": "127.0.0.1:8000", "content-length": str(500 * (1 << 20)),
+               "content-type": "application/x-www-form-urlencoded"}
+    assert drive(client.app, "POST", "/logout", headers, chunks, 65536) == (413, 0)
+    assert drive(client.app, "POST", "/logout", {**headers, "content-length": "12x"}, iter([]), 0)[0] == 400
+
+
+def test_a_form_under_the_cap_still_works(client, database):
+    """The reject form's reason (a few hundred bytes) goes through the limit untouched."""
+    from app.db import queries
+
+    with database.session() as session:
+        run = queries.create_run(session, kind="issue", repo="o/r", issue=1, status="awaiting_approval")
+        session.commit()
+    answer = client.post(f"/api/v1/runs/{run.id}/reject", data={"reason": "r" * 400})
+    assert answer.status_code == 200 and "rejected" in answer.json()["message"]
+    with database.session() as session:
+        assert session.get(type(run), run.id).error.endswith("r" * 400)
+
+
+def test_the_webhook_keeps_its_own_25_mb_cap(client):
+    """Larger than a form, smaller than GitHub's cap: a webhook body of 1 MB is read whole."""
+    body = b'{"zen": "' + b"z" * (1 << 20) + b'"}'
+    assert deliver(client, "ping", body).status_code == 200

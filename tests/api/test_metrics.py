@@ -45,8 +45,8 @@ def test_queue_depth_counts_messages_waiting_on_the_embedded_broker(client, sett
 
     producer = CeleryEnqueuer(create_celery(settings))  # no worker consumes them
     producer.run_pipeline(1)
-    producer.run_pipeline(2, "repro-cpu")
-    producer.run_pipeline(3, "repro-cpu")
+    producer.repro_job({"run_id": 2}, "repro-cpu")  # the repro queues carry jobs (workers/jobs.py)
+    producer.repro_job({"run_id": 3}, "repro-cpu")
     found = samples(client.get("/metrics").text)
     assert [found[("scrub_queue_depth", (("queue", q),))] for q in ("default", "repro-cpu", "repro-gpu")] == [1, 2, 0]
 
@@ -97,3 +97,40 @@ def test_verdict_labels_come_from_a_closed_set(client, database):
     labels = {dict(labels)["verdict"] for name, labels in samples(client.get("/metrics").text) if name == "scrub_verdicts_total"}
     assert labels <= set(stats.VERDICT_LABELS)
     assert labels == {"failures", "no-failures", "failed", "success", "reproduces", "awaiting-approval", "other"}
+
+
+def metrics_app(tmp_path, **settings):
+    from app.api import create_app
+    from app.settings import Settings
+    from tests.foundation import migrated_database
+    from workers.enqueue import RecordingEnqueuer
+
+    config = Settings(data_dir=tmp_path / "data", api_tokens="operator-token", **settings)
+    config.ensure_data_dir()
+    migrated_database(config.resolved_database_url).dispose()
+    return create_app(config, enqueuer=RecordingEnqueuer(), local_token="local-token")
+
+
+def scrape(app, peer: str, **headers: str) -> int:
+    from fastapi.testclient import TestClient
+
+    with TestClient(app, base_url="http://127.0.0.1:8000", client=(peer, 40000)) as client:
+        return client.get("/metrics", headers=headers).status_code
+
+
+def test_without_a_metrics_token_only_this_machines_loopback_scrapes(tmp_path):
+    app = metrics_app(tmp_path)
+    assert scrape(app, "127.0.0.1") == 200
+    assert scrape(app, "10.1.2.3") == 403  # another host (a container network, the LAN)
+    assert scrape(app, "127.0.0.1", **{"X-Forwarded-For": "203.0.113.9"}) == 403  # the internet, through a proxy
+    assert scrape(app, "10.1.2.3", Authorization="Bearer operator-token") == 200  # an operator's API token
+    assert scrape(app, "10.1.2.3", Authorization="Bearer local-token") == 200  # local mode's token
+    assert scrape(app, "10.1.2.3", Authorization="Bearer guess") == 401
+
+
+def test_a_metrics_token_is_what_prometheus_sends(tmp_path):
+    app = metrics_app(tmp_path, metrics_token="prom-secret")
+    assert scrape(app, "10.1.2.3", Authorization="Bearer prom-secret") == 200
+    assert scrape(app, "127.0.0.1") == 401  # configured: loopback is not enough
+    assert scrape(app, "10.1.2.3", Authorization="Bearer wrong") == 401
+    assert scrape(app, "10.1.2.3", Authorization="Bearer operator-token") == 200

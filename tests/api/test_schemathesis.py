@@ -21,6 +21,20 @@ from app.db import queries
 MAX_EXAMPLES = 25
 
 
+def as_operator(app):
+    """Every request as local mode's operator, on a loopback name: past the Host check and the
+    token, so the routes themselves meet the generated input (not a 400 or a 401 in front)."""
+
+    async def asgi(scope, receive, send):
+        if scope["type"] == "http":
+            headers = [(k, v) for k, v in scope["headers"] if k not in (b"host", b"authorization")]
+            scope = {**scope, "headers": [(b"host", b"127.0.0.1:8000"), (b"authorization", b"Bearer operator-token"),
+                                          *headers]}
+        await app(scope, receive, send)
+
+    return asgi
+
+
 def _operations(schema):
     for result in schema.get_all_operations():
         yield result.ok()
@@ -33,7 +47,8 @@ def test_no_input_gives_a_server_error(settings, database, enqueuer):  # noqa: F
         queries.create_run(session, kind="issue", repo="o/r", target="https://github.com/o/r/issues/1",
                            trigger="label", issue=1, params={"repo": "o/r", "issue": 1})
         session.commit()
-    schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(settings, enqueuer=enqueuer))
+    app = create_app(settings, enqueuer=enqueuer, local_token="operator-token")
+    schema = schemathesis.openapi.from_asgi("/openapi.json", as_operator(app))
     operations = list(_operations(schema))
     labels = {op.label for op in operations}  # the schema really was read
     assert {"POST /webhooks/github", "GET /api/v1/runs", "POST /api/v1/runs/{run_id}/approve"} <= labels, labels

@@ -9,6 +9,7 @@ import pytest
 from sqlmodel import select
 
 from app.db.models import Delivery, Run
+from app.github.webhooks import event_key
 from tests.foundation import SECRET, deliver, load_payload, webhook_headers
 
 
@@ -39,8 +40,12 @@ def test_every_example_payload_is_answered_2xx(client, webhook_fixtures, databas
         if not 200 <= response.status_code < 300:
             refused[str(path.relative_to(webhook_fixtures))] = (response.status_code, response.text)
     assert refused == {}
+    # Variants of one example (`created` and `created.with-installation`) are the same comment or
+    # workflow run attempt: recorded once (`event_key`), like a replay under a new delivery id.
+    keys = [event_key(p.relative_to(webhook_fixtures).parts[0], json.loads(p.read_bytes())) for p in files]
+    expected = sum(1 for k in keys if k is None) + len({k for k in keys if k is not None})
     with database.session() as session:
-        assert len(list(session.exec(select(Delivery)))) == 273
+        assert len(list(session.exec(select(Delivery)))) == expected and 250 < expected < 273
 
 
 def test_missing_or_bad_signature_is_401(client, webhook_fixtures, enqueuer):
@@ -136,6 +141,21 @@ def test_successful_workflow_run_is_ignored(client, webhook_fixtures, database):
     assert response.status_code == 200 and runs(database) == []
 
 
+def test_a_rerun_that_passed_is_ingested_and_a_runs_origin_travels_with_it(client, webhook_fixtures, database):
+    payload = copy.deepcopy(load_payload(webhook_fixtures, "workflow_run/completed.with-pull-requests.payload.json"))
+    payload["workflow_run"]["run_attempt"] = 2  # conclusion success: attempt 1 failed, the rerun passed
+    assert deliver(client, "workflow_run", payload).status_code == 202
+    [run] = runs(database)
+    assert run.params["conclusion"] == "success" and run.params["run_attempt"] == 2
+    assert run.params["head_repository"] == "octo-org/octo-repo" and run.params["default_branch"] == "master"
+    assert run.params["pull_requests"] == [2] and run.params["event"] == "repository_dispatch"
+    fork = failed_workflow_run(webhook_fixtures)
+    fork["workflow_run"]["head_repository"]["full_name"] = "mallory/octo-repo"
+    fork["workflow_run"]["id"] += 1
+    assert deliver(client, "workflow_run", fork).status_code == 202
+    assert runs(database)[-1].params["head_repository"] == "mallory/octo-repo"
+
+
 def test_dispatch_of_the_scrub_workflow_starts_an_improve_run(client, webhook_fixtures, database, enqueuer):
     payload = load_payload(webhook_fixtures, "workflow_dispatch/payload.json")
     assert deliver(client, "workflow_dispatch", payload).status_code == 200  # another workflow
@@ -163,6 +183,7 @@ def test_plain_comments_and_unknown_subcommands(client, webhook_fixtures, enqueu
     payload = load_payload(webhook_fixtures, "issue_comment/created.payload.json")
     assert deliver(client, "issue_comment", payload).status_code == 200
     payload["comment"]["body"] = "/scrub frobnicate"
+    payload["comment"]["id"] += 1  # another comment
     assert deliver(client, "issue_comment", payload).status_code == 202
     # enqueued as typed: the worker resolves the word through the run kinds (unknown: the help reply)
     assert [c["command"] for c in enqueuer.comments] == ["frobnicate"]
@@ -192,6 +213,29 @@ def test_enqueue_failure_is_recorded_not_a_500(client, webhook_fixtures, databas
     assert run.status == "failed" and "broker down" in run.error
 
 
+def test_a_comment_replayed_under_a_new_delivery_id_is_a_duplicate(client, webhook_fixtures, database, enqueuer):
+    """A signed delivery captured once (a proxy's log) and sent again with a fresh
+    X-GitHub-Delivery: the command is the same comment, so it is not run twice."""
+    payload = load_payload(webhook_fixtures, "issue_comment/created.with-installation.payload.json")
+    payload["comment"]["body"] = "/scrub retry"
+    assert deliver(client, "issue_comment", payload, delivery="c-1").status_code == 202
+    replay = deliver(client, "issue_comment", payload, delivery="c-2")
+    assert replay.status_code == 200 and replay.json() == {"status": "duplicate"}
+    assert len(enqueuer.comments) == 1
+    payload["comment"]["id"] += 1  # a new comment with the same words is a new command
+    assert deliver(client, "issue_comment", payload, delivery="c-3").status_code == 202
+    assert len(enqueuer.comments) == 2
+
+
+def test_a_workflow_run_replayed_under_a_new_delivery_id_is_counted_once(client, webhook_fixtures, database, enqueuer):
+    payload = failed_workflow_run(webhook_fixtures)
+    assert deliver(client, "workflow_run", payload, delivery="w-1").status_code == 202
+    assert deliver(client, "workflow_run", payload, delivery="w-2").json() == {"status": "duplicate"}
+    assert len(runs(database)) == 1 and len(enqueuer.runs) == 1
+    payload["workflow_run"]["run_attempt"] += 1  # GitHub's re-run of the jobs: a new attempt
+    assert deliver(client, "workflow_run", payload, delivery="w-3").status_code == 202
+
+
 @pytest.mark.services
 def test_recording_and_redelivery_on_postgres(postgres_url, webhook_fixtures, enqueuer):
     from fastapi.testclient import TestClient
@@ -208,6 +252,10 @@ def test_recording_and_redelivery_on_postgres(postgres_url, webhook_fixtures, en
         first = deliver(pg_client, "issues", payload, delivery="pg-1")
         assert first.status_code == 202, first.text
         assert deliver(pg_client, "issues", payload, delivery="pg-1").json() == {"status": "duplicate"}
+        comment = load_payload(webhook_fixtures, "issue_comment/created.payload.json")
+        comment["comment"]["body"] = "/scrub retry"
+        assert deliver(pg_client, "issue_comment", comment, delivery="pg-c1").status_code == 202
+        assert deliver(pg_client, "issue_comment", comment, delivery="pg-c2").json() == {"status": "duplicate"}
         assert deliver(pg_client, "ping", load_payload(webhook_fixtures, "ping/payload.json")).status_code == 200
     database = Database(postgres_url)
     assert len(runs(database)) == 1 and len(enqueuer.runs) == 1
@@ -223,3 +271,38 @@ def test_enqueue_failure_message_carries_no_broker_password(client, webhook_fixt
     [run] = runs(database)
     assert "hunter2-broker-pw" not in response.text and "hunter2-broker-pw" not in run.error
     assert "cannot reach redis://" in run.error
+
+
+@pytest.mark.services
+def test_numbers_no_github_issue_has_are_ignored_not_a_503_on_postgres(postgres_url, webhook_fixtures, enqueuer):
+    """#21 (trustweb's open end): a signed labeled event whose issue number is 2**31..2**63-1
+    reached the insert, and Postgres's 32-bit `run.issue` made the webhook answer 503. Such a
+    number is no issue's: ignored, with the reason, on every database."""
+    from fastapi.testclient import TestClient
+
+    from app.api import create_app
+    from app.db.migrate import upgrade
+    from app.db.session import Database
+    from app.settings import Settings
+
+    upgrade(postgres_url)
+    settings = Settings(webhook_secret=SECRET, database_url=postgres_url)
+    answers = {}
+    with TestClient(create_app(settings, enqueuer=enqueuer), raise_server_exceptions=False) as pg_client:
+        for field, value in [("issue", 2**31), ("issue", 2**40), ("issue", 2**63 - 1), ("issue", 0),
+                             ("issue", -5)]:
+            payload = labeled_with(webhook_fixtures, "scrub")
+            payload[field]["number" if field == "issue" else "id"] = value
+            answers[(field, value)] = deliver(pg_client, "issues", payload).status_code
+        # An installation id out of range is read as none given (the run is stored, not a 503).
+        foreign = labeled_with(webhook_fixtures, "scrub")
+        foreign["installation"], foreign["issue"]["number"] = {"id": 2**40}, 7
+        answers["installation"] = deliver(pg_client, "issues", foreign).status_code
+        largest = labeled_with(webhook_fixtures, "scrub")
+        largest["issue"]["number"] = 2**31 - 1
+        answers["largest"] = deliver(pg_client, "issues", largest).status_code
+    assert (answers.pop("installation"), answers.pop("largest")) == (202, 202)
+    assert set(answers.values()) == {200}, answers
+    database = Database(postgres_url)
+    assert sorted((run.issue, run.installation_id) for run in runs(database)) == [(7, None), (2**31 - 1, None)]
+    database.dispose()

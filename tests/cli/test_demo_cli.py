@@ -50,7 +50,9 @@ def test_demo_records_both_runs_for_the_status_page(tmp_path, monkeypatch):
 
     from app.api import create_app
 
-    with TestClient(create_app(Settings())) as client:
+    with TestClient(create_app(Settings(), local_token="printed"), base_url="http://127.0.0.1:8000") as client:
+        assert "example-org/example-ml" not in client.get("/").text  # anyone on the machine, without the token
+        client.get("/login?token=printed")  # the URL `scrub serve` prints
         index = client.get("/").text
         assert "example-org/example-ml" in index
         issue_page = client.get(f"/runs/{issue_run['run_id']}").text

@@ -46,6 +46,8 @@ def test_issue_json_reports_what_would_be_posted(tmp_path, runner):
     assert out["reported_error"]["expect"] == "KeyError: 'weight'"
     assert out["reproduction"]["result"]["outcome"] == "error"
     assert "## Execution Log" in out["report"]
+    assert out["diagnosis"]["patterns"] == [] and out["diagnosis"]["findings"] == []  # no pattern: nothing to try
+    assert out["test"]["name"] == "test_issue_5" and [c["ok"] for c in out["test_checks"]] == [True, True]
 
 
 def test_issue_prints_the_comment_for_a_fixed_issue(tmp_path, runner):

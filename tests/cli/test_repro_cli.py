@@ -86,3 +86,22 @@ def test_repeated_runs_print_no_line_per_run_when_not_a_terminal(tmp_path, monke
     assert json.loads(result.stdout)["runs"] == 3  # stdout is the JSON object alone
     assert "run 1" not in result.stderr and "run 2" not in result.stderr
     assert "0/3 failed" in result.stderr
+
+
+@needs_bwrap
+def test_a_gpu_workers_repro_states_the_gpu_it_ran_on(tmp_path, monkeypatch):
+    from app.engine.sandbox import gpu
+
+    driver = tmp_path / "nvidia"
+    (driver / "gpus" / "0000:1b:00.0").mkdir(parents=True)
+    (driver / "gpus" / "0000:1b:00.0" / "information").write_text("Model: \t\t NVIDIA H200\n")
+    (driver / "version").write_text("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.124.06  Release\n")
+    real = gpu.gpu_facts
+    monkeypatch.setattr(gpu, "gpu_facts", lambda: real(driver, smi="/nonexistent"))
+    monkeypatch.setenv("SCRUB_GPU", "true")
+    repro = tmp_path / "repro.py"
+    repro.write_text("raise RuntimeError('boom')\n")
+    result = runner.invoke(app, ["repro", str(repro), "--json", "--timeout", "20"])
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    assert data["gpu"]["models"] == ["NVIDIA H200"] and data["gpu"]["driver"] == "570.124.06"
+    assert "GPU: 1 x NVIDIA H200 (driver 570.124.06)" in result.output

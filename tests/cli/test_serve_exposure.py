@@ -39,8 +39,21 @@ def test_loopback_says_it_is_in_local_mode(tmp_path):
     finally:
         process.terminate()
         out, _ = process.communicate(timeout=60)
-    assert "local mode: no login" in out
+    assert "local mode: no GitHub login" in out
+    assert f"local mode: to sign in, open http://127.0.0.1:{port}/login?token=" in out  # printed once
+    assert out.count("/login?token=") == 1
     assert f"data dir: {tmp_path / 'data'}; config files read: none" in out
+
+
+def test_a_configured_token_is_the_one_printed(tmp_path):
+    port = free_port()
+    process = serve(tmp_path, "--port", str(port), SCRUB_LOCAL_TOKEN="my token/1")
+    try:
+        wait_for_port(port, process)
+    finally:
+        process.terminate()
+        out, _ = process.communicate(timeout=60)
+    assert f"open http://127.0.0.1:{port}/login?token=my%20token%2F1" in out
 
 
 def test_the_explicit_flag_allows_a_public_host(tmp_path):
@@ -51,4 +64,5 @@ def test_the_explicit_flag_allows_a_public_host(tmp_path):
     finally:
         process.terminate()
         out, _ = process.communicate(timeout=60)
-    assert "local mode: no login" in out
+    assert "local mode: no GitHub login" in out
+    assert f"open http://127.0.0.1:{port}/login?token=" in out  # every interface: the loopback one

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app import approvals
 from app.db import commands, queries
 from app.db.models import Run
 from app.domain import ActOnLatest, CommandRequest, CreateRun, Lifecycle, NewRun, Refuse, RerunFrom
@@ -54,3 +55,45 @@ def test_a_rerun_with_no_run_yet_creates_the_fallback_and_a_refusal_changes_noth
     assert load(database, outcome.run_id).params == {"force_bisect": True}
     before = apply(database, Refuse("usage: no"))
     assert (before.message, before.run_id, before.enqueue_on) == ("usage: no", None, None)
+
+
+def waiting_with_code(database, digest: str | None) -> Run:
+    """A run whose `review` waits, showing code of `digest` (as the issue pipeline records it)."""
+    from app.db.models import StageEvent
+
+    run = new_run(database, "issue", "awaiting_approval")
+    with database.session() as session:
+        output = {approvals.OUTPUT_KEY: digest} if digest else {}
+        session.add(StageEvent(run_id=run.id, stage="review", status="waiting", summary="awaiting approval", output=output))
+        session.commit()
+    return run
+
+
+def test_an_approval_records_the_digest_of_the_code_that_waits(database):
+    run = waiting_with_code(database, "a" * 64)
+    outcome = apply(database, ActOnLatest(Lifecycle.approve, "issue"))  # `/scrub approve`
+    assert outcome.enqueue_on == "default"
+    assert load(database, run.id).params == {approvals.BY: "maintainer", approvals.DIGEST: "a" * 64}
+    assert approvals.approved(load(database, run.id).params, "a" * 64)
+    assert not approvals.approved(load(database, run.id).params, "b" * 64)
+
+
+def test_an_approval_of_code_the_page_no_longer_shows_changes_nothing(database):
+    """The status page sends the digest it showed: a run retried since, waiting with other
+    code, is not approved by a click on the old page."""
+    run = waiting_with_code(database, "b" * 64)
+    with database.session() as session:
+        stale = commands.approve(session, session.get(Run, run.id), "wanda", seen="a" * 64)
+        session.commit()
+    assert stale.enqueue_on is None and not stale.changed and "reload" in stale.message
+    assert load(database, run.id).status == "awaiting_approval" and approvals.BY not in load(database, run.id).params
+    with database.session() as session:
+        fresh = commands.approve(session, session.get(Run, run.id), "wanda", seen="b" * 64)
+        session.commit()
+    assert fresh.enqueue_on == "default" and load(database, run.id).params[approvals.DIGEST] == "b" * 64
+
+
+def test_an_approval_of_a_gate_that_shows_no_code_approves_the_run(database):
+    run = waiting_with_code(database, None)  # e.g. the self-test's gate
+    apply(database, ActOnLatest(Lifecycle.approve, "issue"))
+    assert load(database, run.id).params == {approvals.BY: "maintainer"}

@@ -79,6 +79,20 @@ def test_choices_list_what_exists(database):
     assert found["repo"] == ["o/a", "o/b"] and found["kind"] == ["ci_ingest", "issue"] and found["verdict"] == ["flaky"]
 
 
+def test_a_repository_is_offered_only_when_its_newest_run_may_be_shown(database):
+    add(database, repo="o/public")
+    older, newest = add(database, repo="o/secret"), add(database, repo="o/secret")
+    asked: list[int] = []
+
+    def shown(run) -> bool:
+        asked.append(run.id)
+        return run.repo != "o/secret"
+
+    with database.session() as session:
+        assert run_list.choices(session, shown)["repo"] == ["o/public"]
+    assert newest in asked and older not in asked
+
+
 def test_title_of_a_payload_or_a_fetch_output():
     assert title_of({"issue": {"title": "  Crash  "}}) == "Crash"
     assert title_of({"workflow_run": {"display_title": "Fix bug", "name": "CI"}}) == "Fix bug"

@@ -3,8 +3,11 @@
 `FakeGitHub.serve_git("owner/name", bare_path)` makes `http://127.0.0.1:<port>/owner/name.git`
 a git remote, as `https://github.com/owner/name.git` is: the same URL `GitHubPort.clone_url`
 builds from `SCRUB_GITHUB_API_URL`. Requests go to `git http-backend` (git's own CGI). Like
-github.com, a request without credentials is answered 401 with a Basic challenge, so git sends
-the token from the URL; with `FakeGitHub.token` set, only that token is accepted.
+github.com, a public repository may be fetched without credentials; a push, or any request to a
+private one, without credentials is answered 401 with a Basic challenge, so git sends the token
+from the URL. With `FakeGitHub.token` set, only that token (or one the fake issued) is accepted.
+An installation token narrowed to some repositories or to `contents: read` is refused
+elsewhere (404) and on a push (403), as GitHub refuses it.
 """
 
 from __future__ import annotations
@@ -71,11 +74,24 @@ def git_route(fake: "FakeGitHub") -> Route:
         fake.requests.append(_record(request.method, request.url.path, "basic" if password else "none"))
         if bare is None:
             return Response("Repository not found.\n", status_code=404)
-        if password is None or (fake.token is not None and password != fake.token):
+        rest = request.path_params["rest"]
+        push = "git-receive-pack" in rest or "git-receive-pack" in request.url.query
+        state = fake.get_repo(full)
+        public = state is not None and not state.private
+        if password is None and not (public and not push):
             return Response("Authentication required\n", status_code=401,
                             headers={"WWW-Authenticate": 'Basic realm="GitHub"'})
+        issued = password in fake.installation_tokens
+        if password is not None and fake.token is not None and password != fake.token and not issued:
+            return Response("Authentication required\n", status_code=401,
+                            headers={"WWW-Authenticate": 'Basic realm="GitHub"'})
+        refused = fake.may(password, full, "contents", write=push) if issued else None
+        if refused == "not found":
+            return Response("Repository not found.\n", status_code=404)
+        if refused:
+            return Response("Write access to repository not granted.\n", status_code=403)
         body = await request.body()
-        return await asyncio.to_thread(_cgi, str(bare), request, body, request.path_params["rest"])
+        return await asyncio.to_thread(_cgi, str(bare), request, body, rest)
 
     return Route("/{owner}/{repo}.git/{rest:path}", endpoint, methods=["GET", "POST"])
 

@@ -196,11 +196,25 @@ class FakeGitHub(FakeGitHubState):
         self.git_dirs[repo.lower()] = Path(bare)
         return f"{self.url}/{repo}.git"
 
-    def new_installation_token(self, installation_id: int) -> str:
+    def new_installation_token(self, installation_id: int, repositories: list[str] | None = None,
+                               permissions: dict[str, str] | None = None) -> str:
+        """A token of the installation; `repositories`/`permissions` narrow it (see `may`)."""
         token = "ghs_" + secrets.token_hex(18)
         with self.lock:
             self.installation_tokens[token] = installation_id
+            self.token_scopes[token] = (None if repositories is None else {r.lower() for r in repositories},
+                                        dict(permissions or {}))
         return token
+
+    def may(self, token: str, repo: str, permission: str, write: bool) -> str | None:
+        """Why an installation `token` may not use `permission` on `repo` (None: it may): a
+        repository outside its selection is "not found", a missing permission "forbidden"."""
+        names, granted = self.token_scopes.get(token, (None, {}))
+        if names is not None and repo.split("/")[-1].lower() not in names:
+            return "not found"
+        if granted and granted.get(permission) not in (("write",) if write else ("read", "write")):
+            return "forbidden"
+        return None
 
 
 @pytest.fixture

@@ -64,16 +64,29 @@ def get_user(request: Request, repo: None, body: Any) -> Response:
 
 
 def create_token(fake: "FakeGitHub"):
+    """An installation token; `repositories` (names) and `permissions` in the body narrow it,
+    as GitHub does (a permission the App lacks is a 422, here: only the known ones)."""
+    full = {"contents": "write", "issues": "write", "pull_requests": "write", "actions": "read"}
+
     def handler(request: Request, repo: None, body: Any) -> Response:
         iid = _p(request, "iid")
-        if not any(r.installation_id == iid for r in fake.repos.values()):
+        installed = [r for r in fake.repos.values() if r.installation_id == iid]
+        if not installed:
             return not_found()
+        body = body or {}
+        names = body.get("repositories")
+        if names is not None and not {n.lower() for n in names} <= {r.full_name.split("/")[1].lower() for r in installed}:
+            return error(422, "There is at least one repository that does not exist or is not accessible to the parent installation.")
+        permissions = body.get("permissions") or full
+        if any(full.get(k) is None or (v == "write" and full[k] != "write") for k, v in permissions.items()):
+            return error(422, "The permissions requested are not granted to this installation.")
         expires = datetime.now(timezone.utc) + timedelta(hours=1)
+        token = fake.new_installation_token(iid, repositories=names, permissions=permissions)
         return JSONResponse({
-            "token": fake.new_installation_token(iid),
+            "token": token,
             "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "permissions": {"issues": "write", "pull_requests": "write", "actions": "read"},
-            "repository_selection": "all",
+            "permissions": permissions,
+            "repository_selection": "selected" if names is not None else "all",
         }, status_code=201)
     return handler
 
@@ -319,4 +332,8 @@ def update_pull(request: Request, repo: RepoState, body: Any) -> Response:
     if "base" in (body or {}):
         pr["base"]["ref"] = body["base"]
     pr["updated_at"] = now_iso()
+    twin = repo.issues.get(pr["number"])  # the PR's issue side shows the same state
+    if twin is not None and "state" in (body or {}):
+        twin.update(state=pr["state"], closed_at=now_iso() if pr["state"] == "closed" else None)
+        pr["closed_at"] = twin["closed_at"]
     return JSONResponse(pr)

@@ -2,7 +2,8 @@
 
 Behaves like github.com where Scrubbot can tell: 404 `{"message": "Not Found"}` for unknown
 things, 401 without or with bad credentials, App JWTs only on /app/... and
-/repos/{o}/{r}/installation, installation tokens only for their installation's repos, `Link`
+/repos/{o}/{r}/installation, installation tokens only for their installation's repos (and, when
+narrowed, only for their repositories and permissions: 404 / 403), `Link`
 pagination (30 per page by default, at most 100), 204/404 for collaborator checks, 422 for a
 second open PR from the same head, and run logs as a 302 to a short-lived `/_blobs/...` URL
 that refuses requests carrying an Authorization header (as signed blob URLs do).
@@ -120,6 +121,9 @@ def route(fake: "FakeGitHub", path: str, method: str, handler: Handler, auth: st
                 response = not_found()
             elif kind == "installation" and fake.installation_tokens[value] != repo.installation_id:
                 response = not_found()
+            elif kind == "installation" and (why := fake.may(value, repo.full_name, _permission(request.url.path),
+                                                              write=request.method in WRITE_METHODS)):
+                response = not_found() if why == "not found" else error(403, "Resource not accessible by integration")
         if response is None:
             with fake.lock:
                 response = handler(request, repo, body)
@@ -130,6 +134,15 @@ def route(fake: "FakeGitHub", path: str, method: str, handler: Handler, auth: st
         return response
 
     return Route(path, endpoint, methods=[method])
+
+
+def _permission(path: str) -> str:
+    """The App permission a REST path needs (enough for narrowed tokens: `FakeGitHub.may`)."""
+    for part, permission in (("/issues", "issues"), ("/labels", "issues"), ("/pulls", "pull_requests"),
+                             ("/actions", "actions")):
+        if part in path:
+            return permission
+    return "contents"
 
 
 def _record(method: str, path: str, kind: str) -> Any:
@@ -211,10 +224,12 @@ def build_app(fake: "FakeGitHub") -> Starlette:
         route(fake, "/_fake/writes", "GET", h.list_writes(fake), auth="none"),
         git_route(fake),
     ]
+    from tests.fakes.fake_github_ci import ci_routes
+    from tests.fakes.fake_github_commits import commit_routes
     from tests.fakes.fake_github_manifest import manifest_routes
     from tests.fakes.fake_github_oauth import oauth_routes
 
-    app = Starlette(routes=routes + oauth_routes(fake) + manifest_routes(fake))
+    app = Starlette(routes=routes + ci_routes(fake) + commit_routes(fake) + oauth_routes(fake) + manifest_routes(fake))
     app.state.fake = fake
     return app
 

@@ -54,6 +54,8 @@ class FakeGitHubState:
 
     repos: dict[str, RepoState] = field(default_factory=dict)
     installation_tokens: dict[str, int] = field(default_factory=dict)  # token -> installation
+    # token -> (repository names it is limited to, or None: all; permissions, or {}: all)
+    token_scopes: dict[str, tuple[set[str] | None, dict[str, str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.lock = threading.RLock()
@@ -215,6 +217,9 @@ class FakeGitHubState:
                 "updated_at": now_iso(),
             }
             r.pulls[number] = pr
+            if number not in r.issues:  # on GitHub every PR is an issue too (comments, labels)
+                self.add_issue(repo, number, title=title, body=body, user=user, state=state,
+                               pull_request={"url": pr["url"], "html_url": pr["html_url"]})
             return pr
 
     def _next_number(self, r: RepoState) -> int:

@@ -223,6 +223,36 @@ def test_app_mode_jwt_then_installation_token(rsa_keys, tmp_path) -> None:
         assert url.endswith(f"@127.0.0.1:{fake.port}/{REPO}.git")
 
 
+def test_the_read_clone_url_reads_one_repository_and_writes_nothing(rsa_keys) -> None:
+    """What a repro worker gets (the trust split): App mode, a fresh token narrowed to the one
+    repository and `contents: read`; token mode, no credential at all."""
+    private, public = rsa_keys
+    with FakeGitHub(token="unused", app_id=4242, app_public_key=public) as fake:
+        fake.add_repo(REPO, installation_id=77)
+        fake.add_repo("octo/other", installation_id=77)
+        fake.add_issue(REPO, 9, title="app mode")
+        fake.add_issue("octo/other", 1, title="other")
+        client = GitHubClient(app_id=4242, private_key=private, base_url=fake.url)
+        url = client.read_clone_url(REPO)
+        token = url.split("x-access-token:")[1].split("@")[0]
+        assert url.endswith(f"@127.0.0.1:{fake.port}/{REPO}.git") and token not in repr(client)
+        assert client.read_clone_url(REPO) != url  # minted for each job, never the cached one
+        narrowed = GitHubClient(token=token, base_url=fake.url)
+        assert narrowed.is_private(REPO) is False  # it reads the repository...
+        for write in (lambda: narrowed.create_comment(REPO, 9, "written by a repro host"),
+                      lambda: narrowed.close_issue(REPO, 9),
+                      lambda: narrowed.upsert_pull(REPO, head="x", base="main", title="t", body="b")):
+            with pytest.raises(GitHubAPIError) as refused:
+                write()
+            assert refused.value.status == 403  # ...and writes nothing
+        with pytest.raises(GitHubAPIError) as hidden:
+            narrowed.is_private("octo/other")
+        assert hidden.value.status == 404  # nor sees another repository of the installation
+        assert all(w.status == 403 for w in fake.writes)
+    token_mode = GitHubClient(token="ghp_secret", base_url="https://api.github.com")
+    assert token_mode.read_clone_url("o/r") == "https://github.com/o/r.git"
+
+
 def test_app_mode_with_installation_id_and_wrong_key(rsa_keys) -> None:
     private, _ = rsa_keys
     other = rsa.generate_private_key(public_exponent=65537, key_size=2048).public_key()

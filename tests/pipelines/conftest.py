@@ -22,7 +22,9 @@ class CIWorld:
     data_dir: Path
 
     def settings(self, **overrides) -> Settings:
-        return Settings(data_dir=self.data_dir, **overrides)
+        """Diagnosis experiments are off unless a test turns them on (tests/pipelines/ci_failure/
+        test_diagnosis.py covers them): each variant is a whole `pytest` run in the sandbox."""
+        return Settings(data_dir=self.data_dir, **{"experiments_budget_s": 0, **overrides})
 
     def context(self, params: dict, run_id: int = 1, **settings) -> MemoryRunContext:
         return MemoryRunContext(run_id=run_id, github=self.client, settings=self.settings(**settings),

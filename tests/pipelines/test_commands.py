@@ -55,7 +55,8 @@ def test_the_help_lists_every_word_of_every_kind_in_order():
     assert text.startswith("Scrubbot commands (they need write permission on this repository):\n\n")
     lines = [line for line in text.splitlines() if line.startswith("- `/scrub ")]
     assert [line.split("`")[1] for line in lines] == [
-        "/scrub approve", "/scrub retry", "/scrub bisect", "/scrub minimize", "/scrub fuzz <seed>"]
+        "/scrub approve", "/scrub retry", "/scrub bisect", "/scrub minimize", "/scrub stress", "/scrub test",
+        "/scrub fuzz <seed>"]
 
 
 def test_a_broken_kind_leaves_its_words_out_of_the_help(monkeypatch):

@@ -72,3 +72,17 @@ def test_the_import_contracts_name_every_kind_package():
     kit = [c for c in contracts if c["type"] == "forbidden" and "app.pipelines.kit" in c["source_modules"]]
     assert [set(c["modules"]) for c in independent] == [packages]
     assert [set(c["forbidden_modules"]) for c in kit] == [packages]
+
+
+def test_every_kind_ends_alike_publish_then_report():
+    """One stage order for every kind: what goes out (`publish`) before the run's own record
+    (`report`), which is last."""
+    ending = {kind.name: [n for n in kind.stage_names if n in ("publish", "report")] for kind in registry.kinds()
+              if kind.name != RunKind.selftest}  # a smoke test: greet, work, report
+    assert {name: names for name, names in ending.items() if names} == {
+        RunKind.issue: ["publish", "report"], RunKind.ci_failure: ["publish", "report"],
+        RunKind.improve: ["publish", "report"], RunKind.fuzz: ["publish", "report"],
+        RunKind.progression: ["publish", "report"]}
+    for kind in registry.kinds():
+        if "report" in kind.stage_names and kind.name != RunKind.selftest:
+            assert kind.stage_names[-1] == "report", kind.name

@@ -56,3 +56,36 @@ def dispatch_payload(repo: str, **inputs: str) -> dict:
         "installation": {"id": 1},
         "workflow": ".github/workflows/scrub-dispatch.yml",
     }
+
+
+# A fuzz project (tests/fakes/fuzz_project.py) whose repository aims the fuzz job's own file
+# access (as the worker, outside the sandbox) at the worker's disk through tracked links.
+
+EVIL_MARK = "SCRUB_INJECTED_CODE"
+HOST_MODULE = "HOST_SETTING = 'worker-owned-file-0b1c'\n"
+# A fuzzer that accepts any extra words (what a newline in `fuzz.command` turns into).
+LENIENT_FUZZER_FLAG = "parser.parse_args().seed"
+
+
+def make_hostile_fuzz_project(tmp: Path, *, links: dict[str, Path], scrub_yml: str) -> "FuzzProject":
+    """The tlib fuzz project with `links` (tracked path -> a directory on the worker's disk) and
+    its own `.github/scrub.yml`; its fuzzer ignores unknown words."""
+    from tests.fakes.fuzz_project import FuzzProject, make_fuzz_project
+
+    base = make_fuzz_project(tmp)
+    src = tmp / "src"
+    fuzzer = src / "tools" / "fuzz.py"
+    fuzzer.write_text(fuzzer.read_text().replace(LENIENT_FUZZER_FLAG, "parser.parse_known_args()[0].seed"))
+    for rel, target in links.items():
+        path = src / rel
+        if path.is_dir():
+            _git(src, "rm", "-r", "--quiet", "--cached", rel)
+            for child in sorted(path.rglob("*"), reverse=True):
+                child.rmdir() if child.is_dir() else child.unlink()
+            path.rmdir()
+        os.symlink(target, path)
+    (src / ".github" / "scrub.yml").write_text(scrub_yml)
+    _git(src, "add", "-A", ".")
+    _git(src, "commit", "--quiet", "-m", "links and a scrub.yml", author="Mallory|m@example.com")
+    _git(src, "push", "--quiet", str(base.bare), "main")
+    return FuzzProject(bare=base.bare, head_sha=_git(src, "rev-parse", "HEAD"))

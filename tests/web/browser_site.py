@@ -8,6 +8,7 @@ without chromium or playwright, the tests skip; with CI=true they fail (tests/se
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -43,6 +44,11 @@ class Site:
     settings: Settings
     enqueuer: CeleryEnqueuer
     log: Path
+    token: str = ""  # local mode's sign-in token (the URL `scrub serve` prints carries it)
+
+    def sign_in(self, page: Any) -> None:
+        """Open the sign-in URL in `page`'s browser context, as the operator does at start."""
+        page.goto(f"{self.url}/login?token={self.token}")
 
     def start_selftest(self, **params: Any) -> int:
         """A selftest run, queued for the server's own worker."""
@@ -74,6 +80,7 @@ def serve(root: Path) -> Iterator[Site]:
     settings = Settings(data_dir=root / "data")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCRUB_") or k == "SCRUB_SHARED_DIR"}
     env["SCRUB_DATA_DIR"] = str(settings.data_dir)
+    env["SCRUB_LOCAL_TOKEN"] = token = secrets.token_urlsafe(16)
     port, log = free_port(), root / "serve.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -84,8 +91,8 @@ def serve(root: Path) -> Iterator[Site]:
         wait_for_port(port, process)
         url = f"http://127.0.0.1:{port}"
         database = Database(settings.resolved_database_url)  # `serve` migrated it before listening
-        with httpx.Client(base_url=url, timeout=10) as api:
-            yield Site(url, api, database, settings, CeleryEnqueuer(create_celery(settings)), log)
+        with httpx.Client(base_url=url, timeout=10, headers={"Authorization": f"Bearer {token}"}) as api:
+            yield Site(url, api, database, settings, CeleryEnqueuer(create_celery(settings)), log, token)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -113,13 +120,16 @@ def launch_browser() -> Iterator[Any]:
             browser.close()
 
 
-def new_page(browser: Any) -> Iterator[Any]:
-    """A page that records script errors and console errors (`page.errors`)."""
+def new_page(browser: Any, site: Site | None = None) -> Iterator[Any]:
+    """A page that records script errors and console errors (`page.errors`), signed in to
+    `site` when given."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     page.on("console", lambda message: page.errors.append(message.text) if message.type == "error" else None)
+    if site is not None:
+        site.sign_in(page)
     try:
         yield page
     finally:

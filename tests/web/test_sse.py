@@ -77,3 +77,45 @@ def test_the_list_stream_says_changed_when_a_run_appears(database, monkeypatch):
         return await waiting
 
     assert asyncio.run(scenario()) == [{"event": "changed", "data": "changed"}]
+
+
+def test_the_list_stream_of_a_viewer_who_may_not_read_a_private_repository_never_shows_its_activity(
+        database, monkeypatch):
+    """Anonymous (public repositories readable): runs of `o/secret` come and go unseen; a run of a
+    public repository is announced."""
+    from app.api.access import ANONYMOUS
+    from app.db import queries
+
+    monkeypatch.setattr(sse, "POLL_S", 0.01)
+    people = SimpleNamespace(can_read_or_not=lambda viewer, run: run.repo != "o/secret")
+    services = SimpleNamespace(database=database, people=people, settings=SimpleNamespace(public_read=True))
+    sample_runs.add_run(database, repo="o/public", status="succeeded")
+
+    def private_activity() -> None:
+        secret = sample_runs.add_run(database, repo="o/secret", issue=1, status="running")
+        with database.session() as session:
+            run = session.get(queries.Run, secret)
+            run.status = "succeeded"
+            session.add(queries.touch(run))
+            session.commit()
+
+    polls = []
+    version = sse.runs_version
+    monkeypatch.setattr(sse, "runs_version", lambda *args: polls.append(1) or version(*args))
+
+    async def polled(more: int) -> None:
+        target = len(polls) + more
+        while len(polls) < target:
+            await asyncio.sleep(0.01)
+
+    async def scenario() -> list[dict]:
+        stream = sse.runs_stream(fake_request(), services, ANONYMOUS)
+        waiting = asyncio.ensure_future(take(stream, 1))
+        await polled(2)
+        await asyncio.to_thread(private_activity)
+        await polled(3)  # the stream looked again, three times, after the private run's life
+        assert not waiting.done()  # and did not announce it
+        await asyncio.to_thread(sample_runs.add_run, database, repo="o/public", issue=2)
+        return await waiting
+
+    assert asyncio.run(scenario()) == [{"event": "changed", "data": "changed"}]

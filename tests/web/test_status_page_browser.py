@@ -34,8 +34,8 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    yield from browser_site.new_page(browser)
+def page(browser: Any, site: Site) -> Iterator[Any]:
+    yield from browser_site.new_page(browser, site)  # signed in with the URL `scrub serve` printed
 
 
 @pytest.fixture(scope="module")
@@ -216,6 +216,7 @@ def test_the_pages_fit_the_window_narrow_and_wide(browser, site, screenshots, wi
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     try:
+        site.sign_in(page)
         page.goto(site.url + "/")
         page.screenshot(path=str(screenshots / f"runs-{width}.png"), full_page=True)
         assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")

@@ -17,7 +17,7 @@ def test_embedded_broker_depths_count_messages_per_queue(tmp_path):
     assert broker_probe.queue_depths(settings) == {"default": 0, "repro-cpu": 0, "repro-gpu": 0}
     producer = CeleryEnqueuer(create_celery(settings))
     for run_id in range(3):
-        producer.run_pipeline(run_id, "repro-gpu")
+        producer.repro_job({"run_id": run_id}, "repro-gpu")  # the repro queues carry jobs (workers/jobs.py)
     producer.handle_comment(command="help", repo="o/r", issue=1, user="u")
     assert broker_probe.queue_depths(settings) == {"default": 1, "repro-cpu": 0, "repro-gpu": 3}
 
@@ -40,8 +40,8 @@ def test_redis_depths_are_the_queue_lengths(redis_server, tmp_path):
     try:
         producer = CeleryEnqueuer(create_celery(settings))
         producer.run_pipeline(1)
-        producer.run_pipeline(2, "repro-cpu")
-        producer.run_pipeline(3, "repro-cpu")
+        producer.repro_job({"run_id": 2}, "repro-cpu")
+        producer.repro_job({"run_id": 3}, "repro-cpu")
         assert broker_probe.check(settings) == "redis"
         assert broker_probe.queue_depths(settings) == {"default": 1, "repro-cpu": 2, "repro-gpu": 0}
     finally:

@@ -30,6 +30,17 @@ def test_embedded_broker_keeps_its_messages_under_the_data_dir(tmp_path):
     assert "--without-mingle" in worker_argv(settings, ["default"], 1)
 
 
+def test_the_embedded_broker_made_by_a_worker_alone_is_private(tmp_path):
+    """A worker started before any `scrub serve` (or migration) makes the data dir itself."""
+    import os
+    import stat
+
+    data = tmp_path / "fresh"
+    create_celery(Settings(data_dir=data))
+    for path in (data, data / "broker", data / "broker" / "queue", data / "broker" / "control"):
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o700, path
+
+
 def test_worker_refuses_unknown_queues():
     result = CliRunner().invoke(cli, ["worker", "-Q", "default,gpu-typo"])
     assert result.exit_code != 0 and "gpu-typo" in result.output

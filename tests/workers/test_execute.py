@@ -1,6 +1,9 @@
-"""What a `run_pipeline` task does, called directly (no broker): resume, hand off, fail clearly."""
+"""What a `run_pipeline` task does, called directly (no broker): resume, hand off to a repro
+worker as a job and go on with its result, fail clearly."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -9,6 +12,9 @@ from app.db.models import Run
 from app.pipelines import registry
 from app.pipelines.base import Stage, StageResult
 from workers.execute import WorkerServices, execute_run
+from workers.jobs import ReproJob
+from workers.repro import run_job
+from workers.results import record_result
 
 
 def services(database, settings, enqueuer, stages_for=registry.stages_for) -> WorkerServices:
@@ -27,13 +33,23 @@ def reload(database, run_id: int):
         return queries.run_detail(session, run_id)
 
 
+def through_repro_worker(enqueuer, settings, svc) -> str:
+    """The job sent last, run as a repro worker runs it, its result recorded as a trusted
+    worker records it (no broker: `tests/workers/test_integration.py` has the real one)."""
+    job, queue = enqueuer.jobs.pop()
+    parsed = ReproJob.from_dict(json.loads(json.dumps(job)))  # as it crosses the broker
+    assert parsed.queue == queue
+    result = run_job(parsed, settings, beat=lambda stage: None, stages_for=svc.stages_for)
+    return record_result(json.loads(json.dumps(result.to_dict())), svc)
+
+
 def test_selftest_hands_off_to_repro_cpu_and_finishes(database, settings, enqueuer):
     run = new_run(database)
     svc = services(database, settings, enqueuer)
     assert execute_run(run.id, svc) == "handed off to repro-cpu"
-    assert enqueuer.runs == [(run.id, "repro-cpu")] and reload(database, run.id).run.queue == "repro-cpu"
-    assert execute_run(run.id, svc) == "handed off to default"
-    assert execute_run(run.id, svc) == "succeeded"
+    assert enqueuer.runs == [] and [q for _, q in enqueuer.jobs] == ["repro-cpu"]
+    assert reload(database, run.id).run.queue == "repro-cpu"
+    assert through_repro_worker(enqueuer, settings, svc) == "succeeded"
     detail = reload(database, run.id)
     assert [(e.stage, e.status) for e in detail.stages] == [("greet", "done"), ("work", "done"), ("report", "done")]
     assert detail.run.verdict == "selftest passed on repro-cpu"
@@ -78,13 +94,13 @@ def test_a_stage_error_fails_the_run_with_a_short_message_and_logs_the_traceback
     run = new_run(database, params={"fail": True})
     svc = services(database, settings, enqueuer)
     execute_run(run.id, svc)
-    assert execute_run(run.id, svc) == "failed"
+    assert through_repro_worker(enqueuer, settings, svc) == "failed"
     detail = reload(database, run.id)
     assert detail.run.status == "failed" and "selftest asked to fail" in detail.run.error
     # The API serves `error`: one line, no traceback, no server path; the traceback is logged.
     assert "Traceback" not in detail.run.error and "\n" not in detail.run.error
     assert ".py" not in detail.run.error and "/app/" not in detail.run.error
-    assert any(r.exc_info for r in caplog.records if "failed" in r.getMessage())
+    assert any(r.exc_info for r in caplog.records if "failed" in r.getMessage())  # the repro worker's log
     assert [(e.stage, e.status) for e in detail.stages][-1] == ("work", "failed")
 
 
@@ -137,9 +153,9 @@ def test_runs_a_stage_spawned_are_enqueued_once(database, settings, enqueuer):
     run = new_run(database)
     svc = services(database, settings, enqueuer, stages_for=lambda kind: stages)
     assert execute_run(run.id, svc) == "handed off to repro-cpu"
-    assert execute_run(run.id, svc) == "succeeded"
+    assert through_repro_worker(enqueuer, settings, svc) == "succeeded"
     child_id = reload(database, run.id).stages[0].output["spawned_runs"][0]
-    assert enqueuer.runs == [(child_id, "default"), (run.id, "repro-cpu")]
+    assert enqueuer.runs == [(child_id, "default")] and enqueuer.jobs == []
 
 
 def test_short_error_hides_server_paths_and_keeps_urls():

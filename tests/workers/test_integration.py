@@ -90,6 +90,52 @@ def test_redis_broker_postgres_and_a_celery_worker_process(tmp_path, redis_serve
         database.dispose()
 
 
+def test_a_repro_worker_with_no_credential_and_no_database_runs_the_repro_stage(tmp_path, redis_server, postgres_url):
+    """The trust split: the repro-cpu worker is given the broker and nothing else (no database
+    URL, no GitHub credential, a data dir of its own); the default worker, with both, records
+    what it sends back and finishes the run."""
+    upgrade(postgres_url)
+    database = Database(postgres_url)
+    settings = Settings(data_dir=tmp_path / "data", database_url=postgres_url, broker_url=redis_server)
+    trusted_log, repro_log = tmp_path / "trusted.log", tmp_path / "repro.log"
+    trusted = start(["worker", "-Q", "default", "-c", "1"],
+                    scrub_env(tmp_path, database_url=postgres_url, broker_url=redis_server, github_token="ghp_trusted"),
+                    trusted_log)
+    repro_env = scrub_env(tmp_path / "repro-host", broker_url=redis_server)
+    assert not {k for k in repro_env if k in ("SCRUB_DATABASE_URL", "SCRUB_GITHUB_TOKEN", "SCRUB_GITHUB_PRIVATE_KEY")}
+    repro = start(["worker", "-Q", "repro-cpu", "-c", "1"], repro_env, repro_log)
+    try:
+        run_id = create_selftest_run(database)
+        CeleryEnqueuer(create_celery(settings)).run_pipeline(run_id)
+
+        def status() -> str:
+            with database.session() as session:
+                return queries.run_detail(session, run_id).run.status
+
+        logs = lambda: trusted_log.read_text()[-3000:] + "\n---\n" + repro_log.read_text()[-3000:]  # noqa: E731
+        assert wait_until_finished(status, repro_log) == "succeeded", logs()
+        with database.session() as session:
+            detail = queries.run_detail(session, run_id)
+        assert [(e.stage, e.status) for e in detail.stages] == [("greet", "done"), ("work", "done"), ("report", "done")]
+        assert detail.stages[1].output["worked_on"] == "repro-cpu"  # ran on the only repro-cpu worker...
+        assert "selftest.md" in {a.name for a in detail.artifacts}  # ...its artifact recorded by the trusted one
+        # The repro host never opened a database of its own either (the default is SQLite there).
+        assert not list((tmp_path / "repro-host").rglob("*.db")), logs()
+    finally:
+        assert stop(repro) == 0, logs()
+        assert stop(trusted) == 0, logs()
+        database.dispose()
+
+
+def test_a_repro_worker_refuses_credentials(tmp_path):
+    env = scrub_env(tmp_path, github_private_key="-----BEGIN RSA PRIVATE KEY-----", database_url="sqlite:///x.db")
+    done = subprocess.run([sys.executable, "-m", "app.cli.main", "worker", "-Q", "repro-gpu"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "must hold no credential" in done.stderr and "SCRUB_DATABASE_URL, SCRUB_GITHUB_PRIVATE_KEY" in done.stderr
+    assert "BEGIN RSA" not in done.stderr  # names, never values
+
+
 def worker_processes_of(data_dir: Path) -> list[int]:
     """Pids of processes whose environment points at `data_dir` (the serve's own worker)."""
     marker = f"SCRUB_DATA_DIR={data_dir}".encode()
@@ -114,12 +160,15 @@ def test_scrub_serve_on_the_embedded_defaults(tmp_path, webhook_fixtures, fake_g
     fake_github.add_issue(repo, 1, title="Spelling error in the README file", body="")
     fake_github.add_collaborator(repo, "Codertocat")
     log = tmp_path / "serve.log"
-    env = scrub_env(tmp_path, webhook_secret=secret, github_token="test-token", github_api_url=fake_github.url)
+    env = scrub_env(tmp_path, webhook_secret=secret, github_token="test-token", github_api_url=fake_github.url,
+                    local_token="operator-token")
     serve = start(["serve", "--port", str(port)], env, log)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_port(port, serve)
-        http = httpx.Client(base_url=base, timeout=10)
+        # The operator's script: local mode's token (the selftest's `o/r` is unknown to GitHub:
+        # private as far as anyone without the token can tell).
+        http = httpx.Client(base_url=base, timeout=10, headers={"Authorization": "Bearer operator-token"})
         assert http.get("/healthz").json()["status"] == "ok"
 
         # A labeled issue, delivered over HTTP, is recorded, queued and picked up by the worker.
@@ -151,6 +200,7 @@ def test_scrub_serve_on_the_embedded_defaults(tmp_path, webhook_fixtures, fake_g
         comment["comment"]["body"] = "/scrub frobnicate"
         stranger = json.loads(json.dumps(comment))
         stranger["comment"]["user"]["login"] = stranger["sender"]["login"] = "stranger"
+        stranger["comment"]["id"] += 1  # another comment (the same id would be a replay: a duplicate)
         assert signed_post(http, "issue_comment", stranger, secret).status_code == 202
         assert signed_post(http, "issue_comment", comment, secret).status_code == 202
         def help_replies() -> list:

@@ -5,7 +5,7 @@
   (pytest, unittest, GoogleTest formats), `dumps` (faulthandler crashes, timeout stacks).
 - `model`: the plain data (`Failure`, `JobLog`, `LogReport`).
 - `fingerprint`: the same failure in two workflow runs gets the same fingerprint.
-- `diagnose`: the error-pattern catalog of seed 003 (error text -> what to try).
+- the error-pattern catalog of seed 003 (error text -> what to try) is `app.engine.diagnosis.catalog`.
 """
 
 from app.engine.cilogs.archive import read_log

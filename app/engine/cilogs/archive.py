@@ -23,7 +23,7 @@ from typing import BinaryIO
 from app.engine.cilogs.job import JobLogParser
 from app.engine.cilogs.model import Draft, Failure, JobLog, LogReport
 from app.engine.cilogs.scan import read_chunks, scan
-from app.engine.cilogs.diagnose import diagnose
+from app.engine.diagnosis.catalog import diagnose
 from app.engine.cilogs.fingerprint import ci_fingerprint
 
 __all__ = [

@@ -18,6 +18,7 @@ build's libraries from any working directory (what `tools/nightly.py`'s `torch.p
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tempfile
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.engine.envs.index import Wheel, download
-from app.engine.envs.nightly_env import compiled_binds, site_packages, wheel_env
+from app.engine.envs.nightly_env import MARKER, compiled_binds, site_packages, wheel_env
 from app.engine.envs.provider import BuildPlan
 from app.engine.envs.provision import ProvisionError
 from app.engine.envs.variants import build_from_version_py
@@ -71,6 +72,17 @@ def _run_build_command(plan: BuildPlan, command: str, commit: str, out: Path) ->
     return wheels[0]
 
 
+def _built_before(root: Path, commit: str) -> Path | None:
+    """The complete environment the build command made of `commit` earlier, if there is one."""
+    for marker in sorted(Path(root).glob(f"*/{MARKER}")):
+        try:
+            if json.loads(marker.read_text()).get("git_version") == commit:
+                return marker.parent
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def prepare(plan: BuildPlan, *, commit: str, envs_root: Path, wheel_cache: Path, index_url: str = "",
             build_command: str = "", on_line=lambda line: None) -> PreparedBuild:
     """The interpreter, binds and environment that run `plan` (see the module docstring)."""
@@ -83,6 +95,9 @@ def prepare(plan: BuildPlan, *, commit: str, envs_root: Path, wheel_cache: Path,
         path = download(wheel, wheel_cache)
         build = build_from_version_py(_wheel_of(path)[1])
         return _placed(plan, wheel_env(path, build, envs_root / "nightly", index_url=index_url, on_line=on_line))
+    built = _built_before(envs_root / "built", commit) if plan.git_version == commit else None
+    if built is not None:  # made by an earlier stage of this run (or another run of the commit)
+        return _placed(plan, built)
     with tempfile.TemporaryDirectory(prefix="scrub-build-") as out:
         path, version_py = _wheel_of(_run_build_command(plan, build_command, commit, Path(out)))
         build = build_from_version_py(version_py)

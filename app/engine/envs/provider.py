@@ -26,6 +26,7 @@ from app.engine.envs.history import classify, changed_paths, distance, release_t
 from app.engine.envs.index import IndexUnavailable, Wheel, torch_wheels
 from app.engine.envs.variants import TorchBuild, build_from_version_py, preference, usable_on, variant_of
 from app.engine.git.repo import git
+from app.engine.git.tree import Checkout
 
 NEARBY_NIGHTLIES = 3  # ancestors compared once found, newest first
 
@@ -69,19 +70,26 @@ class BuildPlan:
     def describe(self) -> str:
         """One line for a report: which build, from which commit, overlay or not."""
         if self.outcome == "interpreter":
-            return f"the worker's interpreter ({self.reason})"
+            own = (f"torch {self.version} (git_version {self.git_version[:12]}, {self.variant})" if self.version
+                   else "no torch installed")
+            return f"the worker's interpreter, {own}: {self.reason}"
         if self.outcome == "needs-build":
             return f"needs a build: {self.reason}"
         what = f"torch {self.version} (git_version {self.git_version[:12]}, {self.variant}, {self.outcome})"
         if self.overlay:
-            return f"{what} + {len(self.overlay)} Python files changed in the {self.distance} commits since it (overlay)"
+            return (f"{what}, built from {self.base[:12]}, {self.distance} commits before, + the "
+                    f"{len(self.overlay)} Python files changed since (overlay)")
+        if self.distance:
+            return (f"{what}, built from {self.base[:12]}, {self.distance} commits before; no file the build "
+                    "ships changed since (no overlay)")
         return f"{what}, the commit's own build (no overlay)"
 
 
-def is_pytorch(root: Path) -> bool:
-    """A checkout of PyTorch itself: its Python package and its C++ sources side by side."""
-    return (root / "torch" / "__init__.py").is_file() and (root / "torch" / "csrc").is_dir() \
-        and not (root / "torch").is_symlink()
+def is_pytorch(root: Checkout | Path) -> bool:
+    """A checkout of PyTorch itself: its Python package and its C++ sources side by side (read
+    through the checkout's door: a link on the way counts as absent)."""
+    checkout = Checkout.of(root)
+    return checkout.is_file("torch/__init__.py") and checkout.is_dir("torch/csrc")
 
 
 def _candidates(wheels: list[Wheel], before: str, sources: BuildSources) -> list[Wheel]:
@@ -123,7 +131,7 @@ def _release(version: str, sources: BuildSources) -> tuple[str, str] | None:
     return usable[0] if usable else None
 
 
-def plan_build(root: Path, mirror: Path, commit: str, sources: BuildSources,
+def plan_build(root: Checkout | Path, mirror: Path, commit: str, sources: BuildSources,
                peek: Callable[[Wheel], str]) -> BuildPlan:
     """The build that runs `commit`'s checkout at `root` (see the module docstring)."""
     if not is_pytorch(root):
@@ -132,7 +140,7 @@ def plan_build(root: Path, mirror: Path, commit: str, sources: BuildSources,
     if tag:
         release = _release(tag, sources)
         if release:
-                    return BuildPlan("release", version=release[0], git_version=commit, variant=variant_of(release[0]),
+            return BuildPlan("release", version=release[0], git_version=commit, variant=variant_of(release[0]),
                              base=commit, python=release[1], reason=f"v{tag} points at the commit")
     if not sources.nightly_index:
         why = (f"v{tag} is not provisioned here (scrub env add {tag})" if tag else "the commit is not a release")

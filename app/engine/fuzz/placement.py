@@ -3,10 +3,14 @@
 The repository's test files (`test/` and `tests/` trees, `test_*.py`) are scored by how often
 they name the program's operations (each operation weighs by its rank in the program), with a
 bonus when the file's name names one, and, for a program that compiles, when the file is a
-compiler's (`inductor`, `dynamo`, `compile`). The best file wins; with no match, a PyTorch
+compiler's (`inductor`, `dynamo`, `compile`). A compiler bug goes first to the file the
+repository keeps for its fuzzer's compiler bugs, when it has one (`is_fuzz_repro_file`: PyTorch
+keeps TorchFuzz's eager/compile divergences in a `TestFuzzerCompileIssues` file). Otherwise the
+best file wins; with no match, a PyTorch
 checkout gets `test/inductor/test_torchinductor.py` (compiling programs) or
-`test/test_ops.py`, any other repository a new `tests/test_fuzz_repros.py`. Files are read
-without following symlinks (the tree is untrusted).
+`test/test_ops.py`, any other repository a new `tests/test_fuzz_repros.py`. Files are listed,
+checked and read through the checkout's door (`app.engine.git.tree.Checkout`): a file reached
+through a link, anywhere in its path, is not a file here (the tree is untrusted).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from __future__ import annotations
 import re
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+from app.engine.git.tree import Checkout
 
 _COMPILER_WORDS = ("inductor", "dynamo", "compile")
 _MAX_BYTES = 2 << 20
@@ -29,19 +35,15 @@ class Placement:
     reason: str
 
 
-def test_files(root: Path) -> list[str]:
+def test_files(root: Checkout | Path) -> list[str]:
     """Repo-relative test modules under `test/` or `tests/`, regular files only."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--", "test", "tests"], cwd=root,
+    checkout = Checkout.of(root)
+    listed = subprocess.run(["git", "ls-files", "-z", "--", "test", "tests"], cwd=checkout,
                             capture_output=True, text=True)
     names = [n for n in listed.stdout.split("\0") if n] if listed.returncode == 0 else [
-        str(p.relative_to(root)) for top in ("test", "tests") for p in (root / top).rglob("*.py")]
-    out = []
-    for name in sorted(set(names)):
-        path = root / name
-        if Path(name).name.startswith("test_") and name.endswith(".py") and not path.is_symlink() \
-                and path.is_file() and not any(p.is_symlink() for p in path.parents if root in p.parents):
-            out.append(name)
-    return out
+        name for top in ("test", "tests") for name in checkout.files(top, suffix=".py")]
+    return [name for name in sorted(set(names))
+            if PurePosixPath(name).name.startswith("test_") and name.endswith(".py") and checkout.is_file(name)]
 
 
 def score(text: str, name: str, ops: tuple[str, ...], compiles: bool) -> float:
@@ -56,16 +58,34 @@ def score(text: str, name: str, ops: tuple[str, ...], compiles: bool) -> float:
     return total
 
 
-def choose_test_file(root: Path, ops: tuple[str, ...], *, compiles: bool, style: str,
+def is_fuzz_repro_file(root: Checkout | Path, name: str) -> bool:
+    """A test file the repository keeps for its fuzzer's compiler bugs: `fuzz` in its name, and
+    its text about the fuzzer's eager-vs-compiled findings (PyTorch's "Fuzzer-discovered
+    eager/compile divergence test cases", `TestFuzzerCompileIssues`). Read through the door."""
+    root = Checkout.of(root)
+    size = root.size(name)
+    if "fuzz" not in name.rsplit("/", 1)[-1].lower() or size is None or size > _MAX_BYTES:
+        return False
+    text = root.read_text(name).lower()
+    return "fuzz" in text and "compile" in text
+
+
+def choose_test_file(root: Checkout | Path, ops: tuple[str, ...], *, compiles: bool, style: str,
                      configured: str = "") -> Placement:
+    root = Checkout.of(root)
     if configured:
-        return Placement(configured, (root / configured).is_file(), "configured in .github/scrub.yml")
+        return Placement(configured, root.is_file(configured), "configured in .github/scrub.yml")
+    files = test_files(root)
+    if compiles:
+        home = next((name for name in files if is_fuzz_repro_file(root, name)), None)
+        if home:
+            return Placement(home, True, "the repository's file of fuzzer-found compiler bugs")
     best: tuple[float, str] | None = None
-    for name in test_files(root):
-        path = root / name
-        if path.stat().st_size > _MAX_BYTES:
+    for name in files:
+        size = root.size(name)
+        if size is None or size > _MAX_BYTES:
             continue
-        value = score(path.read_text(errors="replace"), name, ops, compiles)
+        value = score(root.read_text(name), name, ops, compiles)
         if value > 0 and (best is None or value > best[0]):
             best = (value, name)
     if best:
@@ -73,7 +93,7 @@ def choose_test_file(root: Path, ops: tuple[str, ...], *, compiles: bool, style:
         return Placement(best[1], True, f"the test file that covers {named} most")
     if style == "pytorch":
         for default in PYTORCH_DEFAULTS[0 if compiles else 1:]:
-            if (root / default).is_file():
+            if root.is_file(default):
                 return Placement(default, True, "PyTorch's default file for this kind of program")
         return Placement("test/test_fuzz_repros.py", False, "no test file names the operations")
-    return Placement(NEW_FILE, (root / NEW_FILE).is_file(), "no test file names the operations")
+    return Placement(NEW_FILE, root.is_file(NEW_FILE), "no test file names the operations")

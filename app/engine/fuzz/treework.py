@@ -7,8 +7,9 @@ own code). The result is a `ProcessResult`, the shape the minimizer's oracle rea
 
 `run_in_copy(sandbox, root, command, ...)`: a shell command (a fix agent, a linter) that may
 edit any file runs over a COPY: the checkout is bound read-only at /tmp/src, copied (`cp -a`,
-links as links) to /tmp/work on the sandbox's tmpfs (sized to the checkout), and the command
-runs there. Afterwards the bootstrap lists what changed (size and mtime first, then bytes) and
+links as links) to /tmp/work on the sandbox's tmpfs (sized to the checkout, in bytes and in
+files), and the command runs there. Afterwards the bootstrap lists what changed (size and
+mtime first, then bytes) and
 prints those files, zipped, after a marker line. `apply_changes` writes them into the real
 worktree, refusing any path that leaves it, goes into `.git` or passes through a symlink. So the
 command's only lasting effect is on the worktree's files; it has no `.git` (no history rewriting).
@@ -23,8 +24,10 @@ import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from app.engine.git.tree import Checkout, UnsafePath
 from app.engine.sandbox.layer import WORK, TreeLayer, tree_bytes
 from app.engine.sandbox.runner import ProcessResult, Sandbox
+from app.engine.sandbox.tmpfs import FILES_PER_MB
 from app.engine.sandbox.treerun import TreeRunner
 
 PROGRAM_FILE = "repro.py"
@@ -117,9 +120,16 @@ def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
     The sandbox's `tail_bytes` must hold the changes line (`fix_sandbox` sizes it); its /tmp
     is grown to hold the copy twice over (the copy, and what the command writes)."""
     limits = sandbox.spec.limits
-    needed_mb = 2 * (tree_bytes(root) >> 20) + 512
+    placed = sum(tree_bytes(Path(host), hidden=()) if Path(host).is_dir() else Path(host).stat().st_size
+                 for host in (binds or {}).values())  # a build's compiled parts are copied too
+    needed_mb = 2 * ((tree_bytes(root) + placed) >> 20) + 512
+    needed_files = 2 * _entries(root) + (needed_mb * FILES_PER_MB)  # the copy's, and what the command makes
     if needed_mb > limits.tmpfs_mb:
-        sandbox = Sandbox(replace(sandbox.spec, limits=replace(limits, tmpfs_mb=needed_mb)), sandbox._uids)
+        limits = replace(limits, tmpfs_mb=needed_mb)
+    if needed_files > (limits.tmpfs_files or limits.tmpfs_mb * FILES_PER_MB):
+        limits = replace(limits, tmpfs_files=needed_files)
+    if limits != sandbox.spec.limits:
+        sandbox = Sandbox(replace(sandbox.spec, limits=limits), sandbox._uids)
     script = f"COMMAND = {command!r}\n" + _COMMAND_BOOT.format(src=SOURCE, work=WORK, marker=CHANGES_MARKER)
     layer = TreeLayer(Path(root), binds=dict(binds or {}), dest=SOURCE)
     result = sandbox.run(script, timeout_s=timeout_s, filename="scrub_boot.py", layer=layer)
@@ -137,35 +147,49 @@ def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
     return CommandRun(report["exit"], False, shown[-6000:], changed, tuple(report["deleted"]))
 
 
-def _safe_target(root: Path, rel: str) -> Path:
+def _entries(root: Checkout | Path) -> int:
+    """Files and directories under `root` (without `.git`, through the checkout's door): the
+    inodes a copy takes."""
+    folders: set[str] = set()
+    count = 0
+    for rel in Checkout.of(root).files():
+        count += 1
+        parent = rel.rpartition("/")[0]
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = parent.rpartition("/")[0]
+    return count + len(folders)
+
+
+def _check_target(checkout: Checkout, rel: str) -> None:
     pure = PurePosixPath(rel)
     if pure.is_absolute() or ".." in pure.parts or not pure.parts or pure.parts[0] == ".git":
         raise ChangesRefused(f"refusing a change to {rel!r}: outside the worktree's files")
-    path = root
-    for part in pure.parts:
-        path = path / part
-        if path.is_symlink():
-            raise ChangesRefused(f"refusing a change to {rel!r}: it goes through a symlink")
-    return path
+    if checkout.is_link(rel):
+        raise ChangesRefused(f"refusing a change to {rel!r}: it goes through a symlink")
 
 
-def apply_changes(root: Path, run: CommandRun, keep: set[str] | None = None) -> list[str]:
+def apply_changes(root: Checkout | Path, run: CommandRun, keep: set[str] | None = None) -> list[str]:
     """Write what a sandboxed command changed into the worktree; the paths touched, sorted.
-    `keep`: paths to leave as they are whatever the command did (the generated test)."""
+    `keep`: paths to leave as they are whatever the command did (the generated test). Every
+    write goes through the checkout's door: a link anywhere on the way refuses the change."""
+    checkout = Checkout.of(root)
     keep = keep or set()
     touched = []
-    for rel, content in run.changed.items():
-        if rel in keep:
-            continue
-        target = _safe_target(root, rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-        touched.append(rel)
-    for rel in run.deleted:
-        if rel in keep:
-            continue
-        target = _safe_target(root, rel)
-        if target.is_file():
-            target.unlink()
+    try:
+        for rel, content in run.changed.items():
+            if rel in keep:
+                continue
+            _check_target(checkout, rel)
+            checkout.write_bytes(rel, content)
             touched.append(rel)
+        for rel in run.deleted:
+            if rel in keep:
+                continue
+            _check_target(checkout, rel)
+            if checkout.is_file(rel):
+                checkout.remove(rel)
+                touched.append(rel)
+    except UnsafePath as exc:
+        raise ChangesRefused(f"refusing a change: {exc} (it goes through a symlink)") from None
     return sorted(touched)

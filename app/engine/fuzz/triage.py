@@ -13,7 +13,9 @@ the traceback inside the program names the top-level statement that failed, so:
   a torch bug; an eager failure with an internal assert, a signal or "please report a bug" is
   a torch bug all the same;
 - `compiled`: eager ran, the compiled program failed: a torch bug (a compiler crash);
-- `compare`: both ran and the comparison failed: a torch bug (a wrong result).
+- `compare`: both ran and the comparison failed: a torch bug (a wrong result), unless the
+  compiled function draws random numbers (`torch.randint` in TorchFuzz's index_select): eager
+  and compiled then compute on different values, a generator bug.
 
 "Torch not compiled with CUDA enabled" and its kin mean the worker lacks the device: no bug,
 and the program is run on the devices the worker has instead (`plan_devices`).
@@ -91,26 +93,58 @@ def phase_of(program: str, line: int | None) -> str:
     return "compare" if _COMPARE.search(ast.unparse(found)) else "compiled"
 
 
-def _function_body(program: str, name: str = "foo") -> str:
-    for node in ast.walk(ast.parse(program)):
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return "\n".join(ast.unparse(stmt) for stmt in node.body)
-    return ""
+# Random draws: inside a compiled function they differ from eager's (other RNG consumption order),
+# so a compare failure of such a program is the generator's (TorchFuzz's gather.py says as much).
+_RANDOM = {"rand", "randn", "randint", "randperm", "bernoulli", "multinomial", "normal", "rand_like", "randn_like",
+           "randint_like"}
+# Index plumbing the generator writes around an operator (gather's `x.size(0)` and
+# `torch.remainder(index, size)`), never the operator under test.
+_INDEX_PLUMBING = {"size", "remainder"}
 
 
-def failing_operators(program: str, inner_line: int | None) -> tuple[str, ...]:
-    """Operators of the failing statement first, then those of the program's own function
-    (`foo`): never the input boilerplate (`rand`, `as_strided`, `size`) that frames it."""
+def _function_bodies(program: str) -> str:
+    """The bodies of the program's top-level functions (`fuzzed_program`, `foo`): its operators."""
+    return "\n".join(ast.unparse(stmt) for node in ast.parse(program).body if isinstance(node, ast.FunctionDef)
+                     for stmt in node.body)
+
+
+def _bound_names(program: str) -> set[str]:
+    """Names the program assigns at top level (`compiled_program = torch.compile(...)`): calling
+    one is calling the program, not an operator."""
+    return {target.id for node in ast.parse(program).body if isinstance(node, ast.Assign)
+            for target in node.targets if isinstance(target, ast.Name)}
+
+
+def _called(text: str) -> set[str]:
+    """Every function name `text` calls (`torch.randint(...)` -> `randint`), plumbing included."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    return {ast.unparse(n.func).rsplit(".", 1)[-1] for n in ast.walk(tree) if isinstance(n, ast.Call)}
+
+
+def _ops(text: str, skip: set[str]) -> list[str]:
+    try:
+        return [op for op in operations(text) if op not in skip]
+    except SyntaxError:
+        return []
+
+
+def failing_operators(program: str, inner_line: int | None, error: str = "") -> tuple[str, ...]:
+    """The operators that fail, first: those of the failing statement in the program, then those
+    the error names (`aten.cumsum`, `cumsum()`), then the rest of the program's own functions
+    by use. Never the input boilerplate (`rand`, `as_strided`), the index plumbing (`size`,
+    `remainder`) or the program's own callables (`compiled_program`)."""
+    skip = _INDEX_PLUMBING | _bound_names(program)
     lines = program.splitlines()
     first: list[str] = []
     if inner_line and 0 < inner_line <= len(lines):
-        try:
-            first = operations(lines[inner_line - 1].strip())
-        except SyntaxError:
-            first = []
-    body = _function_body(program)
-    rest = operations(body) if body else operations(program)
-    return tuple(dict.fromkeys([*first, *rest]))
+        first = _ops(lines[inner_line - 1].strip(), skip)
+    body = _function_bodies(program)
+    rest = _ops(body, skip) if body else _ops(program, skip)
+    named = [op for op in rest if re.search(rf"(?<![\w.])(?:aten\.|torch\.|\.)?{re.escape(op)}\b(?:\.default)?", error)]
+    return tuple(dict.fromkeys([*first, *named, *rest]))
 
 
 def triage(program: str, output: str, program_file: str = "repro.py") -> Triage:
@@ -122,10 +156,11 @@ def triage(program: str, output: str, program_file: str = "repro.py") -> Triage:
     outer, inner = (frames[0], frames[-1]) if frames else (None, None)
     phase = phase_of(program, outer)
     if phase == "unknown":  # no traceback into the program: TorchFuzz's own progress lines tell
-        phase = "compare" if "Compile Success" in output else "compiled" if "Eager Success" in output else "unknown"
+        said = output.lower()  # "Eager Success! ✅" (numerics template), "✅ eager success" (default)
+        phase = "compare" if "compile success" in said else "compiled" if "eager success" in said else "unknown"
     lines = program.splitlines()
     failing = lines[inner - 1].strip() if inner and 0 < inner <= len(lines) else ""
-    ops = failing_operators(program, inner if phase != "compare" else None)
+    ops = failing_operators(program, inner if phase != "compare" else None, error)
     if any(text in output for text in _DEVICE_MISSING):
         return Triage(phase, "device-unavailable", f"this worker cannot run the program's device: {error}",
                       failing, ops)
@@ -134,6 +169,12 @@ def triage(program: str, output: str, program_file: str = "repro.py") -> Triage:
     if phase == "eager" and not internal and exception in _USAGE:
         return Triage(phase, "invalid-program", f"the generated program is invalid in eager mode ({error}): a "
                       "generator bug of the fuzzer, not a torch bug; no test is filed", failing, ops)
+    drawn = sorted(_RANDOM & _called(_function_bodies(program)))
+    if phase == "compare" and drawn:
+        return Triage(phase, "invalid-program", f"compiled and eager results differ, but the program draws random "
+                      f"numbers inside the function it compiles ({', '.join(drawn)}): eager and compiled runs draw "
+                      "different values, so their results differ without a torch bug: a generator bug of the "
+                      "fuzzer; no test is filed", failing, ops)
     where = {"eager": "in eager mode", "compiled": "in the compiled program (eager ran)",
              "compare": "compiled and eager results differ", "unknown": "where the traceback does not say"}[phase]
     return Triage(phase, "torch-bug", f"{error} {where}".strip(), failing, ops)

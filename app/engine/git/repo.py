@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.engine.git.tree import write_text
+from app.engine.git.tree import Checkout, write_text
 
 SCRUBBOT_NAME = "Scrubbot"
 SCRUBBOT_EMAIL = "scrubbot@users.noreply.github.com"
@@ -160,7 +160,7 @@ class MirrorCache:
                 git("worktree", "remove", "--force", str(dest), cwd=mirror)
             dest.parent.mkdir(parents=True, exist_ok=True)
             git("worktree", "add", "--detach", "--force", str(dest), commit, cwd=mirror, config=config)
-            if submodules and (dest / ".gitmodules").is_file():
+            if submodules and Checkout(dest).is_file(".gitmodules"):  # never through a link
                 git("submodule", "update", "--init", "--recursive", "--depth", "1", cwd=dest,
                     config={**config, "protocol.allow": "never", "protocol.https.allow": "always"})
         return dest
@@ -206,6 +206,29 @@ def is_ancestor(repo: Path, ancestor: str, commit: str) -> bool:
     proc = subprocess.run(["git", "merge-base", "--is-ancestor", ancestor, commit], cwd=repo, env=_git_env(),
                           capture_output=True)
     return proc.returncode == 0
+
+
+OWN_BRANCHES = ("scrub/",)  # what Scrubbot pushes itself: never evidence that a commit is upstream
+
+
+def upstream_branch_containing(repo: Path, commit: str, prefer: tuple[str, ...] = ()) -> str | None:
+    """A branch of `repo` (a mirror of the upstream repository) that contains `commit`, or None.
+
+    Only `refs/heads/` counts, and not Scrubbot's own `scrub/` branches: a fork's pull request
+    head (`refs/pull/N/head`) or a tag (PyTorch's `ciflow/` tags point at fork commits) is on
+    no branch. `prefer`: branches asked first with `merge-base --is-ancestor` (the default
+    branch: one ancestry walk instead of a scan of every branch)."""
+    _require_sha(commit)
+    for name in prefer:
+        if name and not name.startswith(OWN_BRANCHES) and has_commit(repo, f"refs/heads/{name}") \
+                and is_ancestor(repo, commit, f"refs/heads/{name}"):
+            return name
+    out = git("for-each-ref", f"--contains={commit}", "--format=%(refname)", "refs/heads/", cwd=repo, check=False)
+    for ref in out.split():
+        name = ref.removeprefix("refs/heads/")
+        if not name.startswith(OWN_BRANCHES):
+            return name
+    return None
 
 
 def head_commit(worktree: Path) -> str:

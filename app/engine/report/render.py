@@ -125,6 +125,16 @@ class IssueComment:
     source_first_line: str | None = None
     source_why: str | None = None
     witness: str | None = None  # for "no longer reproduces": what shows this script once failed
+    # The change narrowed to nightlies and commits: "regressed in #12 (nightly ... passes, ... fails)",
+    # and the probes behind it, one line per build tried.
+    culprit: str | None = None
+    culprit_evidence: list[str] = field(default_factory=list)
+    # Further findings a run was asked for (`/scrub stress`: the failure rate and the time to the
+    # first failure), one paragraph each, placed before the sign-off. Markdown the caller made
+    # safe (`inline_code` for anything a repro printed); mentions are defused here.
+    notes: list[str] = field(default_factory=list)
+    # Markdown blocks made safe by their producers (the diagnosis, the offered test), in order.
+    sections: list[str] = field(default_factory=list)
 
 
 def render_issue_comment(comment: IssueComment) -> str:
@@ -148,7 +158,7 @@ class Notice:
 # The notices this module's template writes; each is a verdict a run stops at (a kind declares
 # the ones its runs post: `Kind.notices`).
 NOTICE_KINDS = (Verdict.screenshot_only, Verdict.unavailable_hardware, Verdict.inconclusive, Verdict.missing_dependency,
-                Verdict.awaiting_approval, Verdict.passes_now)
+                Verdict.awaiting_approval, Verdict.passes_now, Verdict.needs_reproduction)
 
 
 def render_notice(notice: Notice) -> str:

@@ -1,8 +1,8 @@
 """The candidate side of the zygote: what a forked child does. Runs INSIDE the sandbox.
 
 Shipped beside `forkserver_child.py` (the zygote) and imported by it; standard library only.
-Each child: own process group, default SIGINT/SIGCHLD/SIGTERM, RLIMIT_CPU from its timeout, a
-fresh cwd, the preload's exit handlers (minus `weakref.finalize`'s, see `reset_exit_handlers`),
+Each child: own process group, default SIGINT/SIGCHLD/SIGTERM, RLIMIT_CPU from its timeout,
+random generators reseeded (`fresh_random_state`), a fresh cwd, the preload's exit handlers (minus `weakref.finalize`'s, see `reset_exit_handlers`),
 a fresh `__main__`, `sys.argv` and `sys.path[0]`; exceptions print through `sys.excepthook`
 without the zygote's frame (exit 1), `SystemExit` maps to its code; then non-daemon threads
 are joined, exit handlers run, streams are flushed, and the child leaves with `os._exit`.
@@ -71,6 +71,7 @@ def run_candidate(request, workdir, closing_fds):
         cpu = int(timeout * max(1, threads or 1)) + 5
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
         reset_exit_handlers()
+        fresh_random_state()
         os.chdir(workdir)
         path = os.path.join(workdir, request.get("filename") or "repro.py")
         source = request["source"]
@@ -95,6 +96,24 @@ def run_candidate(request, workdir, closing_fds):
             except (OSError, ValueError):
                 pass
         os._exit(code)
+
+
+def fresh_random_state():
+    """Each child draws its own random numbers, as each cold run does: a forked child inherits
+    the zygote's generators, so without this every warm run of a flaky repro would draw the same
+    numbers and look deterministic. Python's `random`, NumPy's global generator and torch's
+    default generators are reseeded from the OS's entropy (torch's CUDA seeding stays lazy).
+    The hash seed cannot change after start: a repro whose outcome depends on it needs cold
+    runs (`PYTHONHASHSEED` is the zygote's for every child)."""
+    random = sys.modules.get("random")
+    if random is not None:
+        random.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and hasattr(numpy, "random"):
+        numpy.random.seed()
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "seed"):
+        torch.seed()
 
 
 def execute(source, path, main):

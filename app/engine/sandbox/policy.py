@@ -20,6 +20,7 @@ from typing import Literal
 
 from app.engine.sandbox.environments import probe_interpreter
 from app.engine.sandbox.layer import TreeLayer, layer_args, materialize
+from app.engine.sandbox.tmpfs import prepare, sandbox_mounts
 
 SandboxKind = Literal["bwrap", "none"]
 WORKDIR = "/tmp"
@@ -39,7 +40,9 @@ class Limits:
     derives CPU seconds from the timeout, x threads (x cores when unpinned), + 5 s). `nproc`
     counts tasks of the sandbox's host uid: as root a leased uid of its own; as an ordinary user
     the user's own uid, so the limit is set to the tasks the user already has + `nproc`.
-    `tmpfs_mb` sizes /tmp, `shm_mb` /dev/shm (both tmpfs: writing past them is ENOSPC).
+    `tmpfs_mb` sizes /tmp, `shm_mb` /dev/shm (both tmpfs: writing past them is ENOSPC), and
+    each tmpfs holds at most `tmpfs.FILES_PER_MB` files per MB of its size (`tmpfs_files`: /tmp's
+    own bound instead); creating a file past it is ENOSPC too (`app.engine.sandbox.tmpfs`).
     `total_memory_mb` bounds the whole sandbox (processes + its tmpfs) through a memory cgroup
     where one can be created; None means `memory_mb + tmpfs_mb + shm_mb` per concurrent slot.
     """
@@ -50,6 +53,7 @@ class Limits:
     fsize_mb: int = 256
     nofile: int = 1024
     tmpfs_mb: int = 1024
+    tmpfs_files: int | None = None
     shm_mb: int = 256
     total_memory_mb: int | None = None
     head_bytes: int = 64 * 1024
@@ -175,15 +179,11 @@ class Launch:
     host_workdir: str | None = None
 
 
-# Runs before the uid drop (root mode) or before prlimit (user mode): join the sandbox's
-# cgroups, then (root mode, in a private mount namespace) expose interpreter dirs a non-root
-# uid cannot traverse, then exec the rest.
-_LAUNCH_PREFIX = (
+# Runs first: join the sandbox's cgroups, then exec the rest (`tmpfs.prepare`'s namespace, in
+# which the tmpfs mounts and, root mode, the staged interpreter dirs are mounted).
+_JOIN_CGROUPS = (
     'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "scrub-sandbox: cannot join cgroup $1" >&2; exit 125; }; '
-    'shift; done; shift; '
-    'while [ "$1" != -- ]; do mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" '
-    '|| { echo "scrub-sandbox: cannot stage $1" >&2; exit 125; }; shift 2; done; shift; '
-    'exec "$@"'
+    'shift; done; shift; exec "$@"'
 )
 
 
@@ -247,16 +247,16 @@ def bwrap_launch(spec: SandboxSpec, uid: int | None, files: Mapping[str, bytes],
     for name, value in sandbox_env(spec).items():
         env_args += ["--setenv", name, value]
     limits = spec.limits
+    mounts = sandbox_mounts(WORKDIR, limits.tmpfs_mb, limits.tmpfs_files, limits.shm_mb, HOME)
+    mounted = prepare(mounts, uid, spec.state_dir)
     argv = [
         bwrap, "--unshare-all", *(["--share-net"] if spec.network else []), "--unshare-user", "--disable-userns",
-        "--die-with-parent", "--new-session",
+        *mounted.bwrap_ids, "--die-with-parent", "--new-session",
         *_system_binds(), "--proc", "/proc", "--dev", "/dev",
         *(_gpu_binds() if spec.gpu else []),
-        # /dev read-only (its nodes stay usable), /dev/shm and /tmp sized tmpfs: no unbounded
-        # writable filesystem anywhere.
-        "--remount-ro", "/dev", "--size", str(limits.shm_mb << 20), "--tmpfs", "/dev/shm",
-        "--size", str(limits.tmpfs_mb << 20), "--tmpfs", WORKDIR,
-        "--size", str(64 << 20), "--tmpfs", HOME,
+        # /dev read-only (its nodes stay usable); /dev/shm, /tmp and $HOME tmpfs sized in bytes
+        # and in files: no unbounded writable filesystem anywhere.
+        "--remount-ro", "/dev", *mounted.binds,
         # After the tmpfs mounts, so an interpreter in a venv under $HOME or /tmp stays visible
         # (read-only) instead of being hidden by the empty HOME or the private /tmp.
         *binds,
@@ -274,10 +274,9 @@ def bwrap_launch(spec: SandboxSpec, uid: int | None, files: Mapping[str, bytes],
         else:  # a file (a placed binary) is bound onto a file
             os.makedirs(os.path.dirname(mount_point), mode=0o755, exist_ok=True)
             open(mount_point, "a").close()
-    if staged or cgroup_procs:
-        pairs = [item for pair in staged for item in pair]
-        prefix = ["unshare", "--mount", "--propagation", "private", "--"] if staged else []
-        argv = [*prefix, "/bin/sh", "-c", _LAUNCH_PREFIX, "sh", *cgroup_procs, "--", *pairs, "--", *argv]
+    argv = [*mounted.prefix(staged), *argv]
+    if cgroup_procs:
+        argv = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *cgroup_procs, "--", *argv]
     return Launch(argv, tuple(fds), None, dict(LAUNCHER_ENV))
 
 

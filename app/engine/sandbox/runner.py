@@ -3,12 +3,16 @@
 The launch chain, outermost first (every step `exec`s the next, so the Popen pid is bwrap's):
 
     [sh: join the sandbox's memory + pids cgroups, if writable]
-    [unshare --mount + sh: bind-mount interpreter dirs a non-root uid cannot traverse]  (root)
+    unshare --mount (root) | unshare --user --map-root-user --mount (user), then sh: mount
+          /tmp, /dev/shm and $HOME as tmpfs bounded in bytes and files (`tmpfs.py`); root mode:
+          bind-mount interpreter dirs a non-root uid cannot traverse
     setpriv --reuid U --regid U --clear-groups      (root: a leased host uid RLIMIT_NPROC counts)
     prlimit --as --cpu --nproc --fsize --nofile --core=0
     bwrap --unshare-all --unshare-user --disable-userns --die-with-parent --new-session
-          read-only /usr /etc + interpreter, fresh /proc, read-only /dev, sized tmpfs /dev/shm,
-          /tmp (cwd, holds the file) and $HOME, read-only /, --clearenv + allow-listed env
+          [user: --uid/--gid the caller's own, --cap-drop ALL]
+          read-only /usr /etc + interpreter, fresh /proc, read-only /dev, the bounded tmpfs
+          /dev/shm, /tmp (cwd, holds the file) and $HOME bound in, read-only /, --clearenv +
+          allow-listed env
     python /tmp/<file>
 
 Mode (`userns.current_mode`): as root, a uid leased from a pool per sandbox; as an ordinary
@@ -155,7 +159,7 @@ class Sandbox:
                 process.popen.wait()
         exit_code, signum = _exit_status(process.popen.returncode) if finished else (None, None)
         launcher_said = buffer.result().head[:200]
-        if exit_code in (1, 125) and launcher_said.startswith((b"bwrap: ", b"scrub-sandbox: ")):
+        if exit_code in (1, 125) and launcher_said.startswith((b"bwrap: ", b"scrub-sandbox: ", b"unshare: ")):
             raise SandboxError(launcher_said.decode("utf-8", "replace").strip())
         return ProcessResult(exit_code, signum, not finished, time.monotonic() - started,
                              buffer.result(), "cold", process.leftovers_killed)

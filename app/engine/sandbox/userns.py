@@ -9,8 +9,9 @@ Two modes build the same sandbox (namespaces, mounts, rlimits, sized tmpfs, time
   This needs unprivileged user namespaces, which some hosts turn off: Ubuntu 23.10+ through
   AppArmor (`kernel.apparmor_restrict_unprivileged_userns=1`), `user.max_user_namespaces=0`,
   Debian's old `kernel.unprivileged_userns_clone=0`, Docker's default seccomp profile.
-  `check_user_namespaces` tries bwrap once and turns its failure into one message that names
-  the fix (`SandboxUnavailable`).
+  `check_user_namespaces` tries the launch chain once (`unshare --user` to mount the bounded
+  tmpfs, then bwrap: `tmpfs.py`) and turns its failure into one message that names the fix
+  (`SandboxUnavailable`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import os
 import subprocess
 from pathlib import Path
 from typing import Literal
+
+from app.engine.sandbox.tmpfs import Mount, prepare
 
 SandboxMode = Literal["root", "user"]
 SYSCTL_DIR = Path("/proc/sys")
@@ -60,7 +63,7 @@ def explain_failure(bwrap_said: str, sysctl_dir: Path = SYSCTL_DIR) -> str:
                      "check `kernel.apparmor_restrict_unprivileged_userns` (must be 0) and "
                      "`user.max_user_namespaces` (must be > 0)")
     said = " ".join(bwrap_said.split())[:300] or "no message"
-    return ("the sandbox cannot start as an ordinary user: bubblewrap could not build its user "
+    return ("the sandbox cannot start as an ordinary user: it could not build its user "
             f"namespace ({said}). Fix: {'; or '.join(fixes)}. Running the worker as root works "
             "too (it leases a sandbox uid per run instead). See docs/sandbox.md, Troubleshooting.")
 
@@ -73,8 +76,10 @@ def check_user_namespaces(bwrap: str, sysctl_dir: Path = SYSCTL_DIR) -> None:
     """
     if bwrap in _works:
         return
-    argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "true"]
+    mounted = prepare([Mount("/tmp", 1, 16)], None, "")  # the launch chain's user namespace and tmpfs
+    argv = [*mounted.prefix(), bwrap, "--unshare-all", "--unshare-user", "--disable-userns", *mounted.bwrap_ids,
+            "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", *mounted.binds,
+            "--", "true"]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30, env=_PROBE_ENV,
                               stdin=subprocess.DEVNULL)

@@ -15,7 +15,8 @@ expected-failure marker (the verify steps and the two commits need both):
 A program that names no device becomes one case, marked as a whole. The body is cleaned
 first (`app.engine.testgen.fuzz_body`): no leaked global state, readable names, a comparison
 that fails the test with a message naming the bug. The seed, the fuzzer's
-command and the devices go into a comment above the test. `insert_test` adds the block to an
+command and the devices go into a comment above the test, one line each (`app.engine.testgen.text`:
+nothing quoted can end its comment line). `insert_test` adds the block to an
 existing file (missing imports after its last top-level import, the block before its
 `if __name__ == "__main__":`) or makes a new file.
 """
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 from app.engine.testgen.fuzz_body import clean_body
 from app.engine.testgen.repro_test import prepare_repro_body
+from app.engine.testgen.text import comment_lines, docstring_safe
 
 _DEVICE_DECORATORS = {"cpu": "CPU", "cuda": "CUDA", "mps": "MPS", "xpu": "XPU", "meta": "Meta", "hpu": "HPU"}
 COMMON_UTILS = "torch.testing._internal.common_utils"
@@ -107,7 +109,7 @@ def _indent(text: str, level: int) -> str:
 def test_block(spec: FuzzTestSpec, *, marked: bool) -> tuple[str, list[tuple[str, str]], bool]:
     """(the block of code, the imports it needs as (module, name), whether assertions were rewritten)."""
     body, rewrote = _body(spec)
-    comment = "".join(f"# {line}\n" for line in spec.comment)
+    comment = comment_lines(spec.comment)  # one line each: a line break in a quoted command is not code
     if spec.style == "pytorch":
         return (*_pytorch_block(spec, body, comment, marked), rewrote)
     return (*_pytest_block(spec, body, comment, marked), rewrote)
@@ -180,7 +182,7 @@ def _import_lines(tree: ast.Module | None, imports: list[tuple[str, str]]) -> st
 def insert_test(existing: str | None, block: str, imports: list[tuple[str, str]], *, style: str, title: str) -> str:
     """`existing` (a test file's text, or None for a new file) with the block and its imports."""
     if existing is None:
-        head = f'"""{title}"""\n\n' + _import_lines(None, imports)
+        head = f'"""{docstring_safe(title)}"""\n\n' + _import_lines(None, imports)
         tail = (f'\n\nif __name__ == "__main__":\n    from {COMMON_UTILS} import run_tests\n\n    run_tests()\n'
                 if style == "pytorch" else "")
         return f"{head}\n\n{block}{tail}"

@@ -11,7 +11,9 @@ function mode stack was leaked"). Here:
 - the generator's `var_node_<N>` names become `t0, t1, ...` in order of first use (PyTorch's
   own fuzzer-issue tests read that way), and its progress prints ("Eager Success! ✅") go;
 - a comparison that ends the script (`sys.exit(1)`, `exit(1)`, `raise SystemExit(1)`) fails the test instead, with a
-  message naming the bug (`self.fail(...)` / `pytest.fail(...)`).
+  message naming the bug (`self.fail(...)` / `pytest.fail(...)`);
+- a result the script assigns and never reads (`result_compiled = compiled_program(*args)`)
+  becomes the bare call: the test runs it, and a linter has no unused variable to flag.
 """
 
 from __future__ import annotations
@@ -20,22 +22,29 @@ import ast
 import re
 
 _CONFIGS = ("torch._dynamo.config", "torch._inductor.config", "torch._functorch.config")
-_VAR = re.compile(r"\bvar_node_(\d+)\b")
+_VAR = re.compile(r"(?<![A-Za-z0-9])(_[a-z_]+?_)?(var_node_\d+)\b")
 
 
 def readable_names(source: str) -> str:
-    """`var_node_12` -> `t0`, ... in order of first appearance (names already `t<k>` are kept clear of)."""
+    """`var_node_12` -> `t0`, ... in order of first appearance (names already `t<k>` are kept clear
+    of); the generator's helpers of a node (`_index_var_node_12`, `_input_size_var_node_12`)
+    follow it: `t0_index`, `t0_input_size`."""
     taken = set(re.findall(r"\bt\d+\b", source))
     mapping: dict[str, str] = {}
     counter = 0
     for match in _VAR.finditer(source):
-        name = match.group(0)
+        name = match.group(2)
         if name not in mapping:
             while f"t{counter}" in taken:
                 counter += 1
             mapping[name] = f"t{counter}"
             counter += 1
-    return _VAR.sub(lambda m: mapping[m.group(0)], source)
+
+    def rename(match: re.Match) -> str:
+        helper, name = match.group(1), mapping[match.group(2)]
+        return f"{name}_{helper.strip('_')}" if helper else name
+
+    return _VAR.sub(rename, source)
 
 
 def _config_assignment(node: ast.stmt) -> tuple[str, str, ast.expr] | None:
@@ -74,6 +83,18 @@ class _ExitToFail(ast.NodeTransformer):
         return node
 
 
+def _bare_unread_calls(body: list[ast.stmt]) -> list[ast.stmt]:
+    """`name = call(...)` -> `call(...)` where nothing reads `name` (a local a linter flags)."""
+    read = {n.id for node in body for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    out: list[ast.stmt] = []
+    for node in body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id not in read and isinstance(node.value, ast.Call)):
+            node = ast.copy_location(ast.Expr(node.value), node)
+        out.append(node)
+    return out
+
+
 def clean_body(body: str, *, style: str, device: str = "device", bug: str = "the fuzzed program fails") -> str:
     """The test body without global state leaks, with readable names and a failing assertion."""
     tree = ast.parse(readable_names(body))
@@ -92,7 +113,7 @@ def clean_body(body: str, *, style: str, device: str = "device", bug: str = "the
         elif not _progress_print(node):
             kept.append(node)
     fail = "self.fail" if style == "pytorch" else "pytest.fail"
-    kept = [_ExitToFail(fail, bug).visit(node) for node in kept] or [ast.Pass()]
+    kept = _bare_unread_calls([_ExitToFail(fail, bug).visit(node) for node in kept]) or [ast.Pass()]
     for owner, keywords in reversed(list(patches.items())):
         call = ast.Call(ast.parse(f"{owner}.patch", mode="eval").body, [], keywords)
         kept = [ast.With([ast.withitem(call)], kept)]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from app.engine.git.tree import is_regular_file
+from app.engine.testgen.text import docstring_safe
 
 Style = Literal["pytest", "unittest"]
 DEVICES = ("cuda", "xpu", "mps", "cpu")
@@ -112,7 +113,7 @@ def _run_alone(node_id):
 
 
 def _docstring(title: str, lines: list[str]) -> str:
-    body = "\n".join(line.replace('"""', "'''") for line in lines)
+    body = "\n".join(docstring_safe(line.replace('"""', "'''")) for line in lines)
     return f'"""{title}\n\n{body}\n"""\n'
 
 

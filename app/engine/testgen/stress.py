@@ -25,6 +25,7 @@ from pathlib import Path
 from app.engine.verdict.flaky import stress_plan
 from app.engine.testgen.stress_template import STRESS_TEMPLATE
 from app.engine.testgen.repro_test import TEST_DIR, GeneratedTest, device_of, slug
+from app.engine.testgen.text import docstring_safe, one_line
 
 SUMMARY_TAG = "SCRUB_STRESS "
 BUDGET_MINUTES = 20.0
@@ -51,6 +52,7 @@ class StressMeasurement:
     elapsed_s: float
     workers: int
     first_failure: str = ""
+    first_failure_s: float | None = None  # seconds from the start of the run to its first failure
 
     @property
     def minutes(self) -> float:
@@ -101,12 +103,12 @@ def stress_test(
     depth = len(Path(path).parent.parts)
     device = device_of(node_id)
     text = STRESS_TEMPLATE.substitute(
-        node_id=node_id,
+        node_id=docstring_safe(one_line(node_id)),
         node_id_repr=repr(node_id),
-        reason=reason.replace('"""', "'''")[:300],
+        reason=docstring_safe(reason.replace('"""', "'''")[:300]),
         reason_repr=repr(reason[:300]),
-        measured=f"Measured: {measured}\n" if measured else "",
-        path=path,
+        measured=f"Measured: {docstring_safe(measured)}\n" if measured else "",
+        path=docstring_safe(one_line(path)),
         name=name,
         root=f"Path(__file__).resolve().parents[{depth}]",
         iterations=knobs.iterations,

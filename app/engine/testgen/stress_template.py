@@ -24,7 +24,8 @@ Amplifies the failure with the levers of a flaky-failure hunt:
     python $path --iterations $iterations --workers $workers --timeout $timeout_s
     python -m pytest $path    # the defaults below; an expected failure until fixed
 
-The last stdout line is `SCRUB_STRESS {json}`: iterations, failures, timeouts, elapsed_s.
+The last stdout line is `SCRUB_STRESS {json}`: iterations, failures, timeouts, elapsed_s,
+first_failure_s (seconds from the start to the first failure).
 """
 import argparse
 import faulthandler
@@ -80,6 +81,7 @@ def _worker(args):
             return 2
         out.write("." if code == 0 else "F")
         if code == 1:
+            out.write("\\nFAILURE_AT %.3f\\n" % (time.time() - args.t0))
             out.write("\\nFAILURE %s\\n" % (recorder.messages or ["failed"])[0].splitlines()[0][:500])
             if not args.keep_going:
                 break
@@ -94,15 +96,22 @@ def _tally(text):
     return status.count("."), status.count("F"), messages, "\\nEND" in text, "\\nERROR" in text
 
 
+def _first_failure_s(text):
+    """Seconds from the start of the stress run to this worker's first failure, or None."""
+    times = [float(line[11:]) for line in text.splitlines() if line.startswith("FAILURE_AT ")]
+    return min(times) if times else None
+
+
 def stress(iterations=ITERATIONS, workers=WORKERS, timeout=TIMEOUT_S, duration=DURATION_S,
            keep_going=False, max_failures=0, min_iterations=0):
     """Run `workers` worker processes; returns the summary dict. Each worker stops at
     `duration` seconds, but not before `min_iterations` runs (a slow machine still measures)."""
-    started = time.monotonic()
+    started, t0 = time.monotonic(), time.time()
     # Append mode: a worker always writes at the end, whatever offset the reader last seeked to.
     logs = [tempfile.TemporaryFile("a+") for _ in range(workers)]
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--iterations", str(iterations),
-           "--timeout", str(timeout), "--duration", str(duration), "--min-iterations", str(min_iterations)]
+           "--timeout", str(timeout), "--duration", str(duration), "--min-iterations", str(min_iterations),
+           "--t0", repr(t0)]
     cmd += ["--keep-going"] if keep_going else []
     procs = [subprocess.Popen(cmd, stdout=log, stderr=subprocess.DEVNULL, cwd=ROOT) for log in logs]
 
@@ -120,10 +129,15 @@ def stress(iterations=ITERATIONS, workers=WORKERS, timeout=TIMEOUT_S, duration=D
             for p in procs:
                 p.kill()
         time.sleep(0.1)
-    summary = {"iterations": 0, "failures": 0, "timeouts": 0, "errors": 0, "first_failure": ""}
+    summary = {"iterations": 0, "failures": 0, "timeouts": 0, "errors": 0, "first_failure": "",
+               "first_failure_s": None}
     for proc, log in zip(procs, logs):
         log.seek(0)
-        passed, failed, messages, ended, error = _tally(log.read())
+        text = log.read()
+        passed, failed, messages, ended, error = _tally(text)
+        first = _first_failure_s(text)
+        if first is not None and (summary["first_failure_s"] is None or first < summary["first_failure_s"]):
+            summary["first_failure_s"] = round(first, 3)
         timed_out = not ended and not error and proc.returncode not in (0, -9)
         summary["iterations"] += passed + failed + int(timed_out)
         summary["failures"] += failed + int(timed_out)
@@ -154,6 +168,7 @@ def main(argv=None):
     parser.add_argument("--max-failures", type=int, default=0, help="with --keep-going: stop after N")
     parser.add_argument("--min-iterations", type=int, default=0, help="runs per worker even past --duration")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--t0", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return _worker(args)

@@ -28,8 +28,12 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from app.runstate import Z_95, wilson_interval  # the one interval, shared with the status page
+
+__all__ = ["RateEstimate", "SequentialRule", "Verdict", "Z_95", "estimate", "stress_plan", "verdict_of",
+           "wilson_interval"]
+
 Verdict = Literal["deterministic", "flaky", "passes"]
-Z_95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -38,19 +42,6 @@ class RateEstimate:
     failures: int
     rate: float
     interval: tuple[float, float]
-
-
-def wilson_interval(failures: int, runs: int, z: float = Z_95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (95% by default); (0, 1) for no runs."""
-    if runs <= 0:
-        return (0.0, 1.0)
-    p = failures / runs
-    denom = 1 + z * z / runs
-    centre = (p + z * z / (2 * runs)) / denom
-    half = z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs)) / denom
-    lo = 0.0 if failures == 0 else max(0.0, centre - half)
-    hi = 1.0 if failures == runs else min(1.0, centre + half)
-    return (lo, hi)
 
 
 def estimate(failures: int, runs: int) -> RateEstimate:

@@ -31,6 +31,7 @@ from app.domain import RerunVerdict
 from app.engine.verdict.flaky import SequentialRule, wilson_interval
 from app.engine.sandbox.runner import ProcessResult
 from app.engine.verdict.signature import short_class
+from app.runstate import RerunSummary
 
 FAIL, OTHER, PASS, TIMEOUT, ERROR = "fail", "other", "pass", "timeout", "error"
 DETERMINISTIC, FLAKY, NOT_REPRODUCIBLE, CANNOT_RUN = (RerunVerdict.deterministic, RerunVerdict.flaky,
@@ -124,15 +125,11 @@ class Sequential:
             return DETERMINISTIC  # fewer runs than the rule wants: the summary says how many
         return NOT_REPRODUCIBLE
 
-    def summary(self) -> dict:
+    def summary(self) -> RerunSummary:
+        """The typed summary the CI job keeps (`CIState.rerun`) and the status page reads."""
         fails = self.count(FAIL)
         low, high = wilson_interval(fails, self.runs)
-        return {
-            "runs": self.runs,
-            "failures": fails,
-            "other_failures": self.count(OTHER),
-            "timeouts": self.count(TIMEOUT),
-            "errors": self.count(ERROR),
-            "rate": round(fails / self.runs, 4) if self.runs else 0.0,
-            "interval": [round(low, 4), round(high, 4)],
-        }
+        return RerunSummary(runs=self.runs, failures=fails, other_failures=self.count(OTHER),
+                            timeouts=self.count(TIMEOUT), errors=self.count(ERROR),
+                            rate=round(fails / self.runs, 4) if self.runs else 0.0,
+                            interval=[round(low, 4), round(high, 4)])

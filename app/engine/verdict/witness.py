@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from app.domain import Verdict
+from app.engine.verdict.classify import quoted_only
 from app.engine.verdict.script import ScriptFacts
 
 OLDER_RELEASE, SELF_CHECK, NONE = "older-release", "self-check", "none"
@@ -52,7 +54,7 @@ class Witness:
 def self_check(*, trusted: bool, role: str, verbatim: bool, reported: dict[str, Any] | None,
                facts: ScriptFacts) -> Witness | None:
     """The `self-check` witness, or None when one of its conditions fails."""
-    if not (trusted and role == "repro" and verbatim and reported and facts.self_checking):
+    if not (trusted and role == "repro" and verbatim and reported and facts.self_checking) or quoted_only(reported):
         return None
     return Witness(SELF_CHECK, "the script is the one the report presents as failing, and it checks its own "
                                "result, so its clean runs now are its own verdict")
@@ -73,7 +75,7 @@ def release_to_try(labels: list[str], current: str, reported_version: str | None
 
 def older_release(label: str, verdicts: list[str], observed: str) -> Witness:
     """The answer of the runs on `label`: a witness when one reproduced."""
-    if "reproduces" in verdicts:
+    if Verdict.reproduces in verdicts:
         return Witness(OLDER_RELEASE, f"on PyTorch {label} the same script fails with the reported failure",
                        label, observed)
     return Witness(NONE, f"on PyTorch {label} it did not fail with the reported failure either ({observed})",

@@ -17,7 +17,6 @@ import subprocess
 
 from app.engine.verdict import rerun as reruns
 from app.engine.git.repo import git
-from app.engine.git.tree import write_text
 from app.engine.sandbox.treerun import pytest_argv
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.ci_failure.state import CIState, FixAttempt, job_of
@@ -47,7 +46,7 @@ def fix_stage(ctx: RunContext, state: CIState) -> StageResult:
     worktree = ensure_checkout(ctx, job)
     generated = state.generated
     if generated:
-        write_text(worktree, generated.path, generated.source)  # never through a link
+        worktree.write_text(generated.path, generated.source)  # never through a link
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/tmp"),
@@ -71,7 +70,7 @@ def fix_stage(ctx: RunContext, state: CIState) -> StageResult:
         return StageResult(summary=fix.summary, output={"fix": fix, **clock.state()})
     low = state.rerun.get("interval", [1.0, 1.0])[0]
     wanted = verify_runs(1.0 if state.verdict == reruns.DETERMINISTIC else low)
-    runner = tree_runner(ctx, worktree)
+    runner = tree_runner(ctx, worktree, build=state.build)
     runner.repack()
     outcomes = []
     for _ in range(wanted):

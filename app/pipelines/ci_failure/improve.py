@@ -92,7 +92,7 @@ def inputs_stage(ctx: RunContext, state: CIState) -> StageResult:
                              deterministic_hint=_flag(params.get("deterministic")),
                              existing_test=existing, prompt=params.get("prompt") or "")
     job.test = existing or job.test
-    job.base = workflow_run.get("head_branch") or ref.removeprefix("refs/heads/") or "main"
+    job.base = params.get("default_branch") or "main"  # the draft PR targets the default branch
     job.ref = ref
     try:
         job.head_sha = job.head_sha or _head_of(ctx, repo, ref)

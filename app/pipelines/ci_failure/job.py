@@ -32,6 +32,7 @@ class CIJob:
     deterministic_hint: bool | None = None
     existing_test: str = ""
     prompt: str = ""
+    classified: str = ""  # how the ingest classified the failure, and why it opened this job
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CIJob:
@@ -53,7 +54,8 @@ class CIJob:
             signature=failure.get("signature", ""),
             job_name=failure.get("job", ""),
             run_url=workflow_run.get("html_url", ""),
-            base=workflow_run.get("head_branch") or "main",
+            # The draft PR targets the default branch, whatever branch the failing run was on.
+            base=workflow_run.get("default_branch") or "main",
             **extra,
         )
 

@@ -13,12 +13,14 @@ from typing import Any
 
 from app.domain import StageSummary
 
+from app.engine.diagnosis.text import markdown as diagnosis_markdown
 from app.engine.verdict import rerun as reruns
 from app.engine.report.render import RunReport, Section, StageLine, fence, inline_code
 from app.pipelines.base import State
 from app.pipelines.ci_failure.state import CIState, job_of
+from app.pipelines.kit.build import describe as describe_build
 
-STAGE_ORDER = ("inputs", "job", "checkout", "rerun", "test", "fix", "publish", "report")
+STAGE_ORDER = ("inputs", "job", "checkout", "build", "rerun", "diagnose", "test", "fix", "publish", "report")
 
 
 def outcome(state: CIState, settings: Any) -> tuple[str, list[str]]:
@@ -48,8 +50,12 @@ def _rerun_fact(state: CIState) -> str:
 def _facts(state: CIState) -> list[tuple[str, str]]:
     job = job_of(state)
     facts = [("Failure", job.failure_line), ("Failing test", job.test)]
+    if job.classified:
+        facts.append(("Classified", job.classified))
     if state.verdict:
         facts.append(("Verdict", state.verdict))
+    if state.build:
+        facts.append(("Build", describe_build(state.build)))
     if state.rerun:
         facts.append(("Reruns in the sandbox", _rerun_fact(state)))
     if state.hint_confirmed is not None:
@@ -71,7 +77,8 @@ def _changes(state: CIState) -> list[str]:
     if generated:
         verified = state.verification is not None and state.verification.xfailed
         changes.append(f"Added {generated.described} {generated.path}, marked as an expected failure (strict)"
-                       + ("; verified to xfail in the sandbox" if verified else "; NOT verified"))
+                       + ("; verified to xfail in the sandbox" if verified else "; NOT verified")
+                       + (f" ({generated.note})" if generated.note else ""))
     if state.fix and state.fix.patch:
         changes.append(f"Fix from the fix command: {state.fix.summary}")
     return changes
@@ -83,10 +90,15 @@ def _next_steps(state: CIState, status: str) -> list[str]:
     if state.halt and state.halt.phase:
         phase = state.halt.phase
         steps.append(f"Retry the run with a longer limit for the {phase} phase (SCRUB_PHASE_{phase.upper()}_S)")
+    if verdict == "needs-build":
+        steps.append("Give Scrubbot the commit's build: a nightly index (SCRUB_TORCH_NIGHTLY_INDEX_URL) for "
+                     "Python-only changes, or a build command (SCRUB_BUILD_COMMAND) that fetches CI's wheel")
     if verdict == reruns.NOT_REPRODUCIBLE:
         steps.append("Rerun on hardware like the CI job's (" + (job.job_name or "see the CI run") + ")")
     if job.needs_gpu:
         steps.append("Make sure a `repro-gpu` worker serves this repository")
+    if state.diagnosis and state.diagnosis.next_step:
+        steps.append(state.diagnosis.next_step)
     if state.generated and state.generated.is_stress:
         steps.append(f"Run the stress test: python {state.generated.path} --workers 4 --timeout 30")
     if status != "Failed" and state.pr_url:
@@ -120,6 +132,8 @@ def build_report(state: CIState, settings: Any, completed: dict[str, State], pr_
         sections.append(Section("CI failure", fence(f"{job.exception}: {job.message}".strip(": "))))
     if state.verdict in (reruns.NOT_REPRODUCIBLE, reruns.CANNOT_RUN, None) and state.rerun_output:
         sections.append(Section("Last rerun output", fence(state.rerun_output)))
+    if diagnosis := diagnosis_markdown(state.diagnosis, heading="Experiments"):
+        sections.append(Section("Diagnosis", diagnosis))
     verification = state.verification
     if verification and not verification.xfailed:
         sections.append(Section("Verification output", fence(verification.output)))

@@ -4,42 +4,52 @@ Stages (each checkpointed; seed 002's phases in brackets):
 
     job       the failure and the failing commit, from the run's params        [reproduce]
     checkout  the repo at that commit: cached mirror + worktree; owners, authors
-    rerun     the failing test K times in the sandbox, sequential test ->
+    build     the commit's own build (app.pipelines.kit.build): a release, the nearest nightly
+              with the checkout's Python overlaid, a build command's wheel, or needs-build
+    rerun     the failing test K times in the sandbox, on that build; sequential test ->
               deterministic / flaky (rate, interval) / not reproducible here
-    test      deterministic -> the test alone as an expected failure;
+    diagnose  the experiments the failure's pattern calls for (app.pipelines.ci_failure.diagnosis)
+    test      deterministic -> the failing test's code copied beside it as an expected failure
+              (or, when it cannot be copied, the test run alone);
               flaky -> a stress test, its failures per minute, the 20-minute check;
               either way verified to xfail in the sandbox
     fix       only with `SCRUB_FIX_COMMAND` (app.pipelines.ci_failure.fix)        [fix]
     publish   branch scrub/<signature>, test commit (+ fix commit), draft PR      [pr]
     report    report.md artifact; the run's status (app.pipelines.ci_failure.publish)
 
-Untrusted code (the repo's tests) runs only through `TreeRunner` (the sandbox). A stage that
+Untrusted code (the repo's tests) runs only through `TreeRunner` (the sandbox), on the build the
+`build` stage chose (never silently on the worker's own torch). A stage that
 cannot go on records `halt`; the stages after it skip and the report says why.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from dataclasses import dataclass, replace
 
 from app.engine.verdict import rerun as reruns
 from app.engine.git.codeowners import owners_for, read_codeowners
 from app.engine.git.repo import GitError, head_commit, last_authors
-from app.engine.git.tree import write_text
+from app.engine.git.tree import Checkout, UnsafePath
+from app.engine.testgen.copied_test import CopiedTest, Uncopyable, copied_test
 from app.engine.testgen.repro_test import node_repro_test, to_node_id
 from app.engine.sandbox.treerun import TreeTooLarge, pytest_argv
 from app.pipelines.base import RunContext, Stage, StageResult
+from app.pipelines.ci_failure.diagnosis import diagnose_stage
 from app.pipelines.ci_failure.fix import fix_stage
 from app.pipelines.ci_failure.job import CIJob
 from app.pipelines.ci_failure.publish import publish_stage, report_stage
 from app.pipelines.ci_failure.state import CIState, GeneratedFile, job_of, repro_queue
+from app.pipelines.kit.build import build_stage as kit_build_stage
 from app.pipelines.kit.checkout import ensure_checkout
 from app.pipelines.kit.phases import PhaseClock, halt, halted, phase_clock
 from app.pipelines.kit.sandbox import run_timeout, tree_runner
 from app.pipelines.kit.stress import Stressed, stress
-from app.pipelines.kit.xfail import verify_xfail
+from app.pipelines.kit.testcheck import check_test
+from app.pipelines.kit.xfail import XfailCheck, verify_xfail
 
 PARALLEL_RUNS = 2
+NEEDS_BUILD = "needs-build"  # the verdict when the commit's build is not at hand
 
 
 def job_stage(ctx: RunContext, state: CIState) -> StageResult:
@@ -47,6 +57,10 @@ def job_stage(ctx: RunContext, state: CIState) -> StageResult:
     params = ctx.params
     job = CIJob.from_failure(params["repo"], params.get("failure", {}), params.get("workflow_run", {}))
     job.signature = job.signature or params.get("fingerprint", "")
+    classification = params.get("classification") or {}
+    if classification.get("label"):
+        job.classified = "; ".join([f"{classification['label']}", *classification.get("evidence", [])[:3],
+                                    *([params["why"]] if params.get("why") else [])])[:500]
     output = {"job": job}
     if not job.test:
         return halt("no test to rerun", "the CI failure names no test to rerun", status="Failed", extra=output)
@@ -73,6 +87,17 @@ def checkout_stage(ctx: RunContext, state: CIState) -> StageResult:
     )
 
 
+def build_stage(ctx: RunContext, state: CIState) -> StageResult:
+    """The torch that reruns the commit's tests: its own build, or needs-build (app.pipelines.kit.build)."""
+    if skip := halted(state):
+        return skip
+    result = kit_build_stage(ctx, job_of(state), next_stage="rerun")
+    stopped = result.output.get("halt")
+    if stopped is not None and stopped.reason.startswith("needs-build"):
+        result.output["verdict"] = NEEDS_BUILD
+    return result
+
+
 def rerun_stage(ctx: RunContext, state: CIState) -> StageResult:
     """Rerun the failing test until the sequential test decides, or the phase runs out."""
     if skip := halted(state):
@@ -81,7 +106,7 @@ def rerun_stage(ctx: RunContext, state: CIState) -> StageResult:
     if job.needs_gpu and not ctx.settings.gpu:
         return halt("needs a GPU", "the failure needs CUDA and this worker has no GPU "
                     "(route the run to a repro-gpu worker)", status="Failed")
-    runner = tree_runner(ctx, ensure_checkout(ctx, job))
+    runner = tree_runner(ctx, ensure_checkout(ctx, job), build=state.build)
     argv = pytest_argv(state.node_id)
     sequential = reruns.Sequential()
     last_output = ""
@@ -127,24 +152,69 @@ def test_stage(ctx: RunContext, state: CIState) -> StageResult:
     worktree = ensure_checkout(ctx, job)
     if state.verdict == reruns.FLAKY:
         return stress_stage(ctx, state, job, worktree, clock)
-    style = "unittest" if "::" not in job.test and "." in job.test else "pytest"
-    generated = node_repro_test(state.node_id, reason=job.failure_line, style=style)
-    write_text(worktree, generated.path, generated.source)  # never through a link of the checkout
-    runner = tree_runner(ctx, worktree)
-    check = verify_xfail(runner, generated.path, run_timeout(ctx, clock))
-    output = {"generated": GeneratedFile(generated.path, generated.source, "repro"),
-              "verification": check, "test_created": generated.path}
+    generated = _repro_test(worktree, state, job)
+    runner = tree_runner(ctx, worktree, build=state.build)
+    if generated.copied is not None:  # first: without its marker it fails as CI did
+        first = check_test(runner, generated.path, generated.copied.unmarked, generated.copied.name, marked=False,
+                           devices=[], failing=[], style="pytest", exception=job.exception, message="",
+                           timeout_s=run_timeout(ctx, clock))
+        if not first.ok:
+            why = "the copied test does not fail as CI did: " + "; ".join(first.problems)
+            return halt("copied test does not fail", why, status="Partial",
+                        extra={"generated": generated.file, "test_created": generated.path})
+        generated = replace(generated, file=replace(generated.file, note=f"{generated.file.note}; {first.summary}"))
+    worktree.write_text(generated.path, generated.source)  # never through a link of the checkout
+    check = _verify_marked(runner, generated, run_timeout(ctx, clock))
+    output = {"generated": generated.file, "verification": check, "test_created": generated.path}
     if not check.xfailed:
         if clock.expired:
             return halt("verification cut by the phase limit", **clock.exceeded("test"), status="Partial", extra=output)
         return halt("generated test did not xfail", "the generated test did not xfail: "
                     + check.summary, status="Partial", extra=output)
-    return StageResult(summary=f"{generated.path}: xfails as expected", output=output)
+    return StageResult(summary=f"{generated.node}: " + (f"{generated.file.note}; " if generated.copied else "")
+                       + "xfails as expected", output=output)
 
 
-def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Path, clock: PhaseClock) -> StageResult:
+@dataclass(frozen=True)
+class _Made:
+    path: str
+    source: str
+    node: str  # what to run to verify it
+    file: GeneratedFile
+    copied: CopiedTest | None = None
+
+
+def _repro_test(worktree: Checkout, state: CIState, job: CIJob) -> _Made:
+    """The failing test's own code, copied beside it and marked; when it cannot be copied (a
+    parametrized test, a node id the file does not show), a test that runs it alone."""
+    try:
+        copied = copied_test(worktree.read_text(state.test_file), state.node_id, reason=job.failure_line)
+    except (Uncopyable, UnsafePath, SyntaxError, UnicodeDecodeError) as exc:
+        why = f"the test runs the original alone: it cannot be copied ({exc})"
+    else:
+        note = f"copied from {state.node_id} as {copied.name}"
+        return _Made(copied.path, copied.marked, copied.node_id,
+                     GeneratedFile(copied.path, copied.marked, "repro", unmarked=copied.unmarked, note=note), copied)
+    style = "unittest" if "::" not in job.test and "." in job.test else "pytest"
+    made = node_repro_test(state.node_id, reason=job.failure_line, style=style)
+    return _Made(made.path, made.source, made.path, GeneratedFile(made.path, made.source, "repro", note=why))
+
+
+def _verify_marked(runner, generated: _Made, timeout_s: float) -> XfailCheck:
+    """With its marker the test xfails; a PyTorch per-device `expectedFailure<Device>` reports a
+    pass under pytest (it swallows the failure), which is read as the xfail it is."""
+    copied = generated.copied
+    if copied is None or copied.idiom != "device":
+        return verify_xfail(runner, generated.node, timeout_s)
+    device = copied.node_id.rsplit("_", 1)[-1]
+    check = check_test(runner, copied.path, copied.marked, copied.name, marked=True, devices=[device],
+                       failing=[device], style="pytorch", exception="", message="", timeout_s=timeout_s)
+    return XfailCheck(xfailed=check.ok, summary=check.summary, output=check.output)
+
+
+def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Checkout, clock: PhaseClock) -> StageResult:
     """Flaky verdict: seed 004's stress test of the failing test (`app.pipelines.kit.stress`)."""
-    found = stress(ctx, worktree, state.node_id, job.failure_line, clock, stage="test")
+    found = stress(ctx, worktree, state.node_id, job.failure_line, clock, stage="test", build=state.build)
     if not isinstance(found, Stressed):
         return found  # the halt: no time left to measure, or the measuring run broke
     final, check, verification = found.test, found.check, found.verification
@@ -168,7 +238,9 @@ def stress_stage(ctx: RunContext, state: CIState, job: CIJob, worktree: Path, cl
 # Everything after the job stage is shared with the dispatch job (app.pipelines.ci_failure.improve).
 WORK_STAGES: list[Stage] = [
     Stage("checkout", checkout_stage, queue=repro_queue, state=CIState),
+    Stage("build", build_stage, queue=repro_queue, state=CIState),
     Stage("rerun", rerun_stage, queue=repro_queue, state=CIState),
+    Stage("diagnose", diagnose_stage, queue=repro_queue, optional=True, state=CIState),
     Stage("test", test_stage, queue=repro_queue, state=CIState),
     Stage("fix", fix_stage, queue=repro_queue, state=CIState),
     Stage("publish", publish_stage, state=CIState),

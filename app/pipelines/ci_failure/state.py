@@ -3,6 +3,7 @@
 Stored as JSON by the runner (app.pipelines.state); the JSON keys and shapes are the ones
 the status page (`app/web/figures.py`: `rerun`, `rerun_output`), `/metrics` (`app/db/stats.py`:
 `rerun`) and the run list (`pr_url`) read, so a field here is renamed only with its readers.
+`rerun` is `app.runstate.RerunSummary`, the class those readers read it through (`RunView`).
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from app.engine.diagnosis.model import DiagnosisReport
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE
 from app.pipelines.ci_failure.job import CIJob
 from app.pipelines.kit.phases import PHASED_DECODE, PhasedState
 from app.pipelines.kit.xfail import XfailCheck
+from app.runstate import RerunSummary
 
 Json = dict[str, Any]
 
@@ -25,6 +28,8 @@ class GeneratedFile:
     path: str
     source: str
     kind: str  # "repro" or "stress"
+    unmarked: str = ""  # the same file without the expected-failure marker (the fix commit), when known
+    note: str = ""  # how it was made: "copied from the failing test", or why not
 
     @property
     def is_stress(self) -> bool:
@@ -35,11 +40,16 @@ class GeneratedFile:
         return "stress test" if self.is_stress else "reproduction test"
 
     def to_dict(self) -> Json:
-        return asdict(self)
+        data = asdict(self)
+        for key in ("unmarked", "note"):  # newer keys: only when set (runs stored before lack them)
+            if not data[key]:
+                del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, data: Json) -> GeneratedFile:
-        return cls(path=data["path"], source=data["source"], kind=data.get("kind", "repro"))
+        return cls(path=data["path"], source=data["source"], kind=data.get("kind", "repro"),
+                   unmarked=data.get("unmarked", ""), note=data.get("note", ""))
 
 
 @dataclass(frozen=True)
@@ -68,7 +78,8 @@ class CIState(PhasedState):
     """`ci_failure` and `improve`: the job, the checkout, the reruns, the test, the fix, the PR."""
 
     DECODE = {**PHASED_DECODE, "job": CIJob.from_dict, "generated": GeneratedFile.from_dict,
-              "verification": XfailCheck.from_dict, "fix": FixAttempt.from_dict}
+              "verification": XfailCheck.from_dict, "fix": FixAttempt.from_dict, "rerun": RerunSummary.from_dict,
+              "diagnosis": DiagnosisReport.from_dict}
 
     job: CIJob | None = None
     failures_found: int = 0  # improve: failures in the given logs
@@ -80,10 +91,12 @@ class CIState(PhasedState):
     owners: list[str] = field(default_factory=list)
     authors: list[str] = field(default_factory=list)
     # rerun: `app.engine.verdict.rerun.Sequential.summary()` (runs, failures, rate, interval, ...)
-    rerun: Json = field(default_factory=dict)
+    rerun: RerunSummary = field(default_factory=lambda: RerunSummary.from_dict({}))  # {} until the reruns ran
     rerun_output: str = ""
     verdict: str | None = None
     hint_confirmed: bool | None = None
+    # diagnose (`diagnosis.py`): the catalog's patterns and what their experiments showed
+    diagnosis: DiagnosisReport | None = None
     # test
     generated: GeneratedFile | None = None
     verification: XfailCheck | None = None

@@ -14,16 +14,16 @@ published.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from app.engine.fuzz.summary import SUMMARY_FILE, parse_summary
 from app.engine.fuzz.treework import ChangesRefused, apply_changes, run_in_copy
 from app.engine.git.repo import git
-from app.engine.sandbox.runner import Limits, Sandbox, SandboxSpec
+from app.engine.git.tree import Checkout
+from app.engine.sandbox.runner import Limits, Sandbox
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.kit.checkout import ensure_checkout
 from app.pipelines.kit.phases import halt, halted, phase_clock
-from app.pipelines.kit.sandbox import run_timeout, tree_runner
+from app.pipelines.kit.sandbox import run_timeout, sandbox_spec, tree_runner
 from app.pipelines.fuzz.state import FuzzState
 from app.pipelines.fuzz.verify import check_test, related_tests
 
@@ -46,21 +46,22 @@ def fix_env(settings, state: FuzzState) -> dict[str, str]:
     return env
 
 
-def fix_sandbox(ctx: RunContext, env: dict[str, str]) -> Sandbox:
+def fix_sandbox(ctx: RunContext, env: dict[str, str], build: dict | None = None) -> tuple[Sandbox, dict[str, str]]:
+    """The sandbox a command that edits the checkout runs in, on `build` (the commit's build:
+    the fix command's own test runs see the torch the job reproduced with), and its binds."""
     settings = ctx.settings
-    spec = SandboxSpec(kind=settings.resolved_sandbox, env=env, network=bool(settings.fix_network),
-                       gpu=bool(settings.gpu),
-                       limits=Limits(memory_mb=settings.sandbox_memory_mb, tail_bytes=CHANGES_TAIL_BYTES))
-    return Sandbox(spec)
+    spec, binds = sandbox_spec(ctx, build, env=env, network=bool(settings.fix_network),
+                               limits=Limits(memory_mb=settings.sandbox_memory_mb, tail_bytes=CHANGES_TAIL_BYTES))
+    return Sandbox(spec), binds
 
 
-def _revert(worktree: Path, touched: list[str]) -> None:
+def _revert(worktree: Checkout, touched: list[str]) -> None:
     for rel in touched:
         tracked = git("ls-files", "--error-unmatch", "--", rel, cwd=worktree, check=False).strip()
         if tracked:
             git("checkout", "HEAD", "--", rel, cwd=worktree)
-        elif (worktree / rel).is_file():
-            (worktree / rel).unlink()
+        elif worktree.is_file(rel):
+            worktree.remove(rel)
 
 
 def fix_stage(ctx: RunContext, state: FuzzState) -> StageResult:
@@ -73,14 +74,13 @@ def fix_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     clock = phase_clock(ctx, state, "fix")
     generated = state.generated
     worktree = ensure_checkout(ctx, state.job)
-    (worktree / generated["path"]).parent.mkdir(parents=True, exist_ok=True)
-    (worktree / generated["path"]).write_text(generated["marked"])
+    worktree.write_text(generated["path"], generated["marked"])  # never through a link
     try:
-        sandbox = fix_sandbox(ctx, fix_env(ctx.settings, state))
+        sandbox, binds = fix_sandbox(ctx, fix_env(ctx.settings, state), state.build)
     except ValueError as exc:  # a SCRUB_FIX_ENV name that looks like a secret
         fix = {"verified": False, "summary": f"the fix command was not run: {exc}"}
         return StageResult(summary=fix["summary"], output={"fix": fix, **clock.state()})
-    ran = run_in_copy(sandbox, worktree, command, max(clock.remaining_s, 1.0))
+    ran = run_in_copy(sandbox, worktree, command, max(clock.remaining_s, 1.0), binds=binds)
     if ran.timed_out:
         return halt("fix command timed out", **clock.exceeded("fix", "the fix command was stopped"),
                     status="Partial", extra=clock.state())
@@ -100,7 +100,7 @@ def fix_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     if not patch.strip():
         fix |= {"verified": False, "summary": "the fix command changed nothing" + (f" ({ran_log})" if ran_log else "")}
         return StageResult(summary=fix["summary"], output={"fix": fix, **clock.state()})
-    runner = tree_runner(ctx, worktree)
+    runner = tree_runner(ctx, worktree, build=state.build)
     timeout = run_timeout(ctx, clock) * 2
     devices = state.device_names()
     passes = check_test(runner, worktree, generated, marked=False, devices=devices, failing=[],

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.engine.diagnosis.text import markdown as diagnosis_markdown
 from app.engine.report.render import RunReport, Section, StageLine, fence, inline_code, no_mentions
 from app.domain import StageSummary
 from app.pipelines.base import State
 from app.pipelines.fuzz.state import FuzzState
+from app.pipelines.kit.build import describe as describe_build
 
 
-STAGE_ORDER = ("inputs", "checkout", "fuzz", "reproduce", "minimize", "test", "fix", "publish", "report")
+STAGE_ORDER = ("inputs", "checkout", "build", "fuzz", "reproduce", "minimize", "diagnose", "test", "fix", "publish", "report")
 
 
 def stage_lines(summaries: list[StageSummary], completed: dict[str, State]) -> list[StageLine]:
@@ -41,13 +43,21 @@ def outcome(state: FuzzState, settings: Any) -> tuple[str, list[str]]:
 def _facts(state: FuzzState) -> list[tuple[str, str]]:
     commit = state.commit or state.job.head_sha  # no commit yet: the run stopped before its checkout
     facts = [("Input", state.job.label), ("Repository", f"{state.job.repo}@{commit[:12]}")]
+    if state.build:
+        facts.append(("Build", describe_build(state.build)))
     if state.job.seed is not None and state.config:
-        facts.append(("Fuzzer", state.fuzzer_command))
-    if state.fuzz_error:
+        facts.append(("Fuzzer", state.fuzzer_command + " (the program it printed is kept: fuzzed_program.py)"))
+    if state.fuzz_triage.get("verdict") == "device-unavailable":
+        facts.append(("Fuzzer's run", state.fuzz_triage.get("reason", "")))
+    elif state.fuzz_error:
         facts.append(("Fuzzer's error", state.fuzz_error))
     if state.devices:
         per = "; ".join(f"{d.device or 'any device'}: {d.error or 'passes'}" for d in state.devices)
         facts.append(("Reproduced in the sandbox", per))
+    for device, why in state.skipped_devices.items():
+        facts.append((f"Not run on {device}", why))
+    if state.triage:
+        facts.append(("Triage", f"{state.triage.get('verdict')}, {state.failed_in}: {state.triage.get('reason')}"))
     if state.tolerances:
         facts.append(("Tolerances", ", ".join(f"{k}={v:g}" for k, v in sorted(state.tolerances.items()))))
     if state.minimized:
@@ -82,13 +92,29 @@ def _changes(state: FuzzState) -> list[str]:
 
 def _next_steps(state: FuzzState, status: str) -> list[str]:
     steps = []
+    if state.triage.get("verdict") == "invalid-program":
+        steps.append("Report the generator bug to the fuzzer's owners (tools/experimental/torchfuzz): the program "
+                     "it printed is invalid in eager mode; no test was filed")
+    if state.skipped_devices:
+        steps.append(f"Run it on a repro-gpu worker for {', '.join(state.skipped_devices)}")
     if state.generated:
         steps.append(f"Run it: python -m pytest {state.generated['path']} -k {state.generated['name']}")
     if status == "Partial" and state.fix.get("patch") and not state.fix.get("verified"):
         steps.append("Fix the bug by hand (the fix command's attempt is in the run's log), then drop the marker")
+    if state.diagnosis and state.diagnosis.next_step:
+        steps.append(state.diagnosis.next_step)
     if state.pr_url:
         steps.append("Review the draft PR: land the test (commit 1) and the fix (commit 2)")
     return steps
+
+
+def _summary(state: FuzzState) -> str:
+    if not state.error:
+        return ""
+    where = f"{state.error} on {', '.join(state.failing_devices) or 'every run'}"
+    if state.triage.get("verdict") == "invalid-program":
+        return f"generator bug, no test filed: {where} ({state.failed_in})"
+    return where + (f" ({state.failed_in})" if state.triage else "")
 
 
 def build_report(state: FuzzState, settings: Any, completed: dict[str, State],
@@ -103,6 +129,8 @@ def build_report(state: FuzzState, settings: Any, completed: dict[str, State],
     failing_run = next((d for d in state.devices if d.fails), None)
     if failing_run:
         sections.append(Section("Error", fence(failing_run.output[-2500:])))
+    if diagnosis := diagnosis_markdown(state.diagnosis, heading="Experiments"):
+        sections.append(Section("Diagnosis", diagnosis))
     if state.fix.get("questions"):
         sections.append(Section("Fix summary", no_mentions(state.fix["questions"])))
     for key in ("unmarked", "marked"):
@@ -117,7 +145,7 @@ def build_report(state: FuzzState, settings: Any, completed: dict[str, State],
     return RunReport(
         title=f"Fuzz bug: {state.job.label} ({state.job.repo})",
         status=status,
-        summary=f"{state.error} on {', '.join(state.failing_devices) or 'every run'}" if state.error else "",
+        summary=_summary(state),
         pr_url=state.pr_url,
         test_created=(f"{state.generated['path']}::{state.generated['name']}" if state.generated else None),
         changes=_changes(state),

@@ -3,10 +3,15 @@ two commits on `scrub/fuzz-<seed>` and a draft PR.
 
     inputs     the seed or the program, the repository and its commit           [reproduce]
     checkout   the repository at that commit (the CI job's mirror + worktree); .github/scrub.yml
-    fuzz       the repository's own fuzzer with the seed, in the sandbox -> program + error
-    reproduce  the program on each device kind, in the sandbox: which devices fail, with what
-    minimize   the existing minimizer, keeping the same error (optional stage)
-    test       the test in the file that covers the operation, device-generic; verified to
+    build      the commit's own build (app.pipelines.kit.build), or needs-build
+    fuzz       the repository's own fuzzer with the seed, pinned, in the sandbox -> the program
+               it printed (kept: it is the reproduction) + error; a fuzzer that did not run is
+               an error, not a clean seed
+    reproduce  the program on each device kind this worker has, in the sandbox: which fail,
+               with what, where (eager, compiled, compare); a generator bug is reported as one
+    minimize   the existing minimizer, keeping the same error and the device (optional stage)
+    diagnose   the experiments the error's pattern calls for (app.pipelines.fuzz.diagnosis)
+    test       the test in the file that covers the failing operators, device-generic; verified to
                fail with the error without the marker and to xfail with it
     fix        SCRUB_FIX_COMMAND in a sandbox; marker removed -> passes; related tests pass;
                fix reverted -> fails again (app.pipelines.fuzz.fix)                [fix]
@@ -21,27 +26,31 @@ sandbox.
 from __future__ import annotations
 
 import ast
+from pathlib import PurePosixPath
 
 from app.engine.fuzz.config import FuzzConfig, FuzzConfigError, load_fuzz_config
-from app.engine.fuzz.output import FuzzOutputError, error_of, parse_fuzz_output
+from app.engine.fuzz.output import FuzzerDidNotRun, FuzzOutputError, check_ran, error_of, parse_fuzz_output
 from app.engine.fuzz.program import ProgramFacts, needs_device, on_device, operations, split_device
-from app.engine.fuzz.treework import ProgramRunner
+from app.engine.fuzz.treework import PROGRAM_FILE
+from app.engine.fuzz.triage import plan_devices, triage
 from app.engine.git.repo import GitError, git, head_commit
 from app.engine.minimize.oracle import signature_of
 from app.engine.minimize.session import NothingToKeep, minimize_repro, original_signature
 from app.engine.sandbox.capture import CapturedOutput
 from app.engine.sandbox.runner import ProcessResult
-from app.engine.sandbox.treerun import TreeTooLarge
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
+from app.pipelines.kit.build import build_stage as kit_build_stage
 from app.pipelines.kit.checkout import ensure_checkout, mirror_cache, remote_for
 from app.pipelines.kit.phases import halt, halted, phase_clock
 from app.pipelines.kit.sandbox import run_timeout, tree_runner
+from app.pipelines.fuzz.diagnosis import diagnose_stage
 from app.pipelines.fuzz.fix import fix_stage
+from app.pipelines.fuzz.programs import (candidate_timeout, exception_class, minimize_budget, program_runner,
+                                         run_on_devices, with_device)
 from app.pipelines.fuzz.publish import publish_stage, report_stage
-from app.pipelines.fuzz.state import DeviceRun, FuzzJob, FuzzState
+from app.pipelines.fuzz.state import FuzzJob, FuzzState
 from app.pipelines.fuzz.testing import test_stage
 
-MINIMIZE_BUDGET_S = 120.0
 # What a candidate that also fails on a passing device counts as: a pass (not this bug).
 PASSED = ProcessResult(0, None, False, 0.0, CapturedOutput(), "cold")
 
@@ -111,8 +120,17 @@ def checkout_stage(ctx: RunContext, state: FuzzState) -> StageResult:
                        output={"commit": head_commit(worktree), "config": config.to_dict(), **clock.state()})
 
 
+def build_stage(ctx: RunContext, state: FuzzState) -> StageResult:
+    """The torch the fuzzer, the program and the tests run on: the commit's own build
+    (app.pipelines.kit.build), or needs-build."""
+    if skip := halted(state):
+        return skip
+    return kit_build_stage(ctx, state.job, next_stage="fuzz")
+
+
 def fuzz_stage(ctx: RunContext, state: FuzzState) -> StageResult:
-    """Run the repository's fuzzer with the seed (in the sandbox); its output gives the program."""
+    """Run the repository's fuzzer with the seed (in the sandbox, pinned: `FuzzConfig.pinned_argv`);
+    its output gives the program, which the job keeps (a seed alone may print another one)."""
     if skip := halted(state):
         return skip
     clock = phase_clock(ctx, state, "reproduce")
@@ -121,9 +139,10 @@ def fuzz_stage(ctx: RunContext, state: FuzzState) -> StageResult:
                            output={"program": state.job.program, "original_program": state.job.program})
     config = FuzzConfig.from_dict(state.config)
     try:
-        argv = config.fuzz_argv(state.job.seed)
-        result = tree_runner(ctx, ensure_checkout(ctx, state.job)).run(argv, run_timeout(ctx, clock))
-    except (FuzzConfigError, TreeTooLarge) as exc:
+        argv = config.pinned_argv(state.job.seed)
+        runner = tree_runner(ctx, ensure_checkout(ctx, state.job), build=state.build, env=config.pinned_env())
+        result = runner.run(argv, run_timeout(ctx, clock))
+    except FuzzConfigError as exc:
         return halt("cannot run the fuzzer", str(exc), status="Failed")
     output = result.output.text()
     base = {"fuzz_output": output[-6000:], **clock.state()}
@@ -131,117 +150,129 @@ def fuzz_stage(ctx: RunContext, state: FuzzState) -> StageResult:
         return halt("fuzzer timed out", f"the fuzzer did not finish with seed {state.job.seed} in time",
                     status="Failed", extra=base)
     try:
+        check_ran(output, result.exit_code, config.script())
         finding = parse_fuzz_output(output)
+    except FuzzerDidNotRun as exc:
+        return halt("the fuzzer did not run", str(exc), status="Failed", extra=base)
     except FuzzOutputError as exc:
         return halt("no program in the fuzzer's output", str(exc), status="Failed", extra=base)
     if finding is None:
         reason = f"the fuzzer ran seed {state.job.seed} without a failure (exit code {result.exit_code})"
         return halt("no failure", reason, status="Failed", extra=base)
-    return StageResult(summary=f"seed {state.job.seed}: {finding.error_line}"[:300],
+    seen = triage(finding.program, finding.failure_output, PurePosixPath(finding.program_path).name or PROGRAM_FILE)
+    summary = f"seed {state.job.seed}: {finding.error_line}"
+    fuzz_error = finding.error_line if finding.exception else ""
+    if seen.verdict == "device-unavailable":  # TorchFuzz's templates name cuda: not this worker's bug
+        summary += f" (the program's device is not on this worker: it runs on {', '.join(config.devices)})"
+        fuzz_error = ""
+    return StageResult(summary=summary[:300],
                        output={**base, "program": finding.program, "original_program": finding.program,
-                               "fuzz_error": finding.error_line if finding.exception else ""})
-
-
-def program_runner(ctx: RunContext, worktree) -> ProgramRunner:
-    return ProgramRunner(tree_runner(ctx, worktree).sandbox, worktree)
-
-
-def run_on_devices(runner: ProgramRunner, program: str, devices: list[str], timeout_s: float) -> list[DeviceRun]:
-    """The program once per device ([""] when it names no device)."""
-    runs = []
-    for device in devices:
-        source = on_device(program, device) if device else program
-        result = runner.run(source, timeout_s)
-        signature = signature_of(result, source)
-        runs.append(DeviceRun(device, signature is not None, signature.describe() if signature else "",
-                              result.output.tail_text(3000) if signature else ""))
-    return runs
-
-
-def device_list(config: FuzzConfig, facts: ProgramFacts) -> list[str]:
-    if facts.device is None:
-        return [""]
-    return list(dict.fromkeys([*config.devices, facts.device]))
+                               "fuzz_error": fuzz_error, "fuzz_triage": seen.to_dict()})
 
 
 def reproduce_stage(ctx: RunContext, state: FuzzState) -> StageResult:
+    """The program on each of the worker's devices: which fail, with what, and whether that is
+    a torch bug (a generator bug, an invalid program, is reported as such, with no test)."""
     if skip := halted(state):
         return skip
     clock = phase_clock(ctx, state, "reproduce")
     facts = ProgramFacts.of(state.program)
-    devices = device_list(FuzzConfig.from_dict(state.config), facts)
-    runner = program_runner(ctx, ensure_checkout(ctx, state.job))
-    try:
-        runs = run_on_devices(runner, state.program, devices, run_timeout(ctx, clock))
-    except TreeTooLarge as exc:
-        return halt("checkout too large", str(exc), status="Failed")
+    devices, skipped = plan_devices(FuzzConfig.from_dict(state.config).devices, facts.device,
+                                    gpu=bool(ctx.settings.gpu))
+    base = {"skipped_devices": skipped, "tolerances": facts.tolerances, **clock.state()}
+    if not devices:
+        return halt("no device here", f"the program runs on {', '.join(skipped)}, which this worker does not have "
+                    "(route the run to a repro-gpu worker)", status="Failed", extra=base)
+    runner = program_runner(ctx, ensure_checkout(ctx, state.job), state.build)
+    runs = run_on_devices(runner, state.program, devices, run_timeout(ctx, clock))
     failing = [r for r in runs if r.fails]
-    output = {"devices": runs, "failing_devices": [r.device for r in failing],
-              "operations": list(facts.operations), "tolerances": facts.tolerances, **clock.state()}
+    output = {**base, "devices": runs, "failing_devices": [r.device for r in failing],
+              "operations": list(facts.operations)}
     if not failing:
-        return halt("does not reproduce", "the program runs without error on " +
-                    (", ".join(devices) if devices != [""] else "this worker"), status="Failed", extra=output)
-    wanted = state.fuzz_error.split(":", 1)[0].strip()
-    same = [r for r in failing if not wanted or r.error.split(":", 1)[0].strip() == wanted]
+        shown = ", ".join(devices) if devices != [""] else "this worker"
+        missing = "".join(f"; not run on {d}: {why}" for d, why in skipped.items())
+        return halt("does not reproduce", f"the program runs without error on {shown}{missing}", status="Failed",
+                    extra=output)
+    bugs = [r for r in failing if r.triage.get("verdict") == "torch-bug"]
+    if not bugs:
+        first = failing[0]
+        return halt(f"generator bug: {first.error} ({first.triage.get('phase')})"[:300],
+                    f"generator bug: {first.triage.get('reason', first.error)}", status="Failed",
+                    extra={**output, "error": first.error, "exception": exception_class(first.error),
+                           "triage": first.triage, "operations": list(first.triage.get("operators", ()))})
+    wanted = exception_class(state.fuzz_error) if state.fuzz_error else ""
+    same = [r for r in bugs if not wanted or exception_class(r.error) == wanted]
     if not same:
-        reason = f"the program fails, but with {failing[0].error}, not with the fuzzer's {state.fuzz_error}"
+        reason = f"the program fails, but with {bugs[0].error}, not with the fuzzer's {state.fuzz_error}"
         return halt("a different error", reason, status="Failed", extra=output)
     exception, message = error_of(same[0].output)
-    output |= {"error": same[0].error, "exception": exception or same[0].error.split(":", 1)[0],
-               "message": message, "failing_devices": [r.device for r in same]}
+    output |= {"error": same[0].error, "exception": exception or exception_class(same[0].error), "message": message,
+               "failing_devices": [r.device for r in same], "triage": same[0].triage,
+               "operations": list(same[0].triage.get("operators") or facts.operations)}
     where = ", ".join(r.device for r in same if r.device) or "every run"
-    return StageResult(summary=f"{same[0].error} on {where}"[:300], output=output)
+    return StageResult(summary=f"{same[0].error} on {where} ({same[0].triage.get('phase')})"[:300], output=output)
 
 
 def minimize_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     """The existing minimizer over the checkout, on a failing device, keeping the same error.
 
-    The device statement stays in front of every candidate (`split_device`): a bug that needs
-    the device keeps it; one that does not loses it, and the smaller program is kept only if it
-    still fails on exactly the devices the original failed on (then, without a device, it is
-    one device-independent case, which needs every device to fail)."""
+    The device statement stays in every candidate, after its imports (`programs.with_device`):
+    a bug that needs the device keeps it; one that does not loses it, and the smaller program
+    is kept only if it still fails, with the same error, on exactly the devices the original
+    failed on (then, without a device, it is one device-independent case, which needs every
+    device to fail). The expected failure is checked before minimizing starts."""
     if skip := halted(state):
         return skip
     clock = phase_clock(ctx, state, "reproduce")
-    runner = program_runner(ctx, ensure_checkout(ctx, state.job))
+    runner = program_runner(ctx, ensure_checkout(ctx, state.job), state.build)
     device = state.failing_devices[0]
     prologue, rest = split_device(on_device(state.program, device) if device else state.program)
     passing = next((d.device for d in state.devices if not d.fails), None)
-    timeout = run_timeout(ctx, clock)
+    timeout = candidate_timeout(state.devices, run_timeout(ctx, clock))
     try:
-        expected = original_signature(prologue + rest, runner.run, timeout)
+        expected = original_signature(with_device(prologue, rest), runner.run, timeout)
     except NothingToKeep:
         return StageResult(summary="the program no longer fails here: nothing to minimize", output={"minimized": None})
+    if expected.kind == "exception" and expected.exc_type.rsplit(".", 1)[-1] != state.exception:
+        return StageResult(summary=f"before minimizing, the program failed with {expected.describe()}, not "
+                           f"{state.exception}: kept the original", output={"minimized": None})
 
     def run(source: str, timeout_s: float):
         """A candidate fails as the original on the failing device AND passes where the
         original passed (else it is a different bug: judged as passing)."""
-        result = runner.run(prologue + source, timeout_s)
-        if passing is None or not expected.matches(signature_of(result, prologue + source)):
+        candidate = with_device(prologue, source)
+        result = runner.run(candidate, timeout_s)
+        if passing is None or not expected.matches(signature_of(result, candidate)):
             return result
-        elsewhere = runner.run(split_device(on_device(prologue + source, passing))[0] + source, timeout_s)
+        elsewhere = runner.run(on_device(candidate, passing) if prologue else candidate, timeout_s)
         return result if signature_of(elsewhere) is None else PASSED
 
-    budget = float(ctx.params.get("minimize_budget_s") or MINIMIZE_BUDGET_S)
-    outcome = minimize_repro(rest, run=run, cold_run=run, expected=expected, timeout_s=timeout,
-                             budget_s=max(1.0, min(budget, clock.remaining_s - 2 * timeout)))
+    asked = ctx.params.get("minimize_budget_s")
+    budget = minimize_budget(clock.remaining_s, state.devices, float(asked) if asked else None)
+    if budget < 2 * timeout:
+        return StageResult(summary=f"no time to minimize ({budget:.0f} s left after the test stage's reserve)",
+                           output={"minimized": None})
+    outcome = minimize_repro(rest, run=run, cold_run=run, expected=expected, timeout_s=timeout, budget_s=budget)
     result = outcome.result
     if not outcome.reproduces or result.final_lines >= result.original_lines:
         return StageResult(summary="nothing smaller keeps the same error", output={"minimized": None})
     keeps_device = bool(prologue) and needs_device(prologue, result.source)
-    smaller = (prologue + result.source) if keeps_device else result.source
+    smaller = with_device(prologue, result.source) if keeps_device else result.source
     all_fail = len(state.failing_devices) == len(state.devices)
     if prologue and not keeps_device and not all_fail:
         return StageResult(summary="the smaller program lost the device it fails on: kept the original",
                            output={"minimized": None})
     devices = [d.device for d in state.devices] if keeps_device or not prologue else [""]
-    again = run_on_devices(runner, smaller, devices, timeout)
-    if [r.device for r in again if r.fails] != (state.failing_devices if devices != [""] else [""]):
-        return StageResult(summary="the smaller program fails on other devices: kept the original",
+    again = run_on_devices(runner, smaller, devices, run_timeout(ctx, clock))
+    failing = [r.device for r in again if r.fails and exception_class(r.error) == state.exception]
+    if failing != (state.failing_devices if devices != [""] else [""]) or \
+            any(r.fails and r.device not in failing for r in again):
+        return StageResult(summary="the smaller program fails differently: kept the original",
                            output={"minimized": None})
     lines = f"{result.original_lines + bool(prologue)} -> {result.final_lines + keeps_device} lines"
-    output = {"program": smaller, "minimized": {"lines": lines},
-              "operations": operations(smaller) or state.operations}
+    judged = next((r.triage for r in again if r.fails), {})
+    ops = list(judged.get("operators") or operations(smaller) or state.operations)
+    output = {"program": smaller, "minimized": {"lines": lines, "budget_s": round(budget)}, "operations": ops}
     if devices == [""]:
         output |= {"devices": again, "failing_devices": [""]}
         lines += "; fails without naming a device: one device-independent test"
@@ -260,9 +291,11 @@ def repro_queue(state: FuzzState) -> str:
 STAGES: list[Stage] = [
     Stage("inputs", inputs_stage, state=FuzzState),
     Stage("checkout", checkout_stage, queue=repro_queue, state=FuzzState),
+    Stage("build", build_stage, queue=repro_queue, state=FuzzState),
     Stage("fuzz", fuzz_stage, queue=repro_queue, state=FuzzState),
     Stage("reproduce", reproduce_stage, queue=repro_queue, state=FuzzState),
     Stage("minimize", minimize_stage, queue=repro_queue, optional=True, state=FuzzState),
+    Stage("diagnose", diagnose_stage, queue=repro_queue, optional=True, state=FuzzState),
     Stage("test", test_stage, queue=repro_queue, state=FuzzState),
     Stage("fix", fix_stage, queue=repro_queue, state=FuzzState),
     Stage("publish", publish_stage, state=FuzzState),

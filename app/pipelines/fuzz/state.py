@@ -13,6 +13,8 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar
 
+from app.engine.fuzz.config import FuzzConfig
+from app.engine.diagnosis.model import DiagnosisReport
 from app.pipelines.kit.phases import PHASED_DECODE, PhasedState
 from app.pipelines.state import from_known
 
@@ -62,15 +64,23 @@ class FuzzJob:
 class DeviceRun:
     device: str  # "" for a program that names no device
     fails: bool
-    error: str  # "Class: message" of the failure, "" when it passed
+    error: str  # "Class: message" of the failure as printed, "" when it passed
     output: str = ""
+    seconds: float = 0.0  # how long the run took (what budgets the minimize stage's candidates)
+    triage: dict[str, Any] = field(default_factory=dict)  # app.engine.fuzz.triage.Triage of a failure
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DeviceRun:
         return from_known(cls, data)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """As stored; the timing and the triage only when there are some (runs stored before
+        they existed come back as the same JSON)."""
+        data = asdict(self)
+        for key in ("seconds", "triage"):
+            if not data[key]:
+                del data[key]
+        return data
 
 
 def _device_runs(items: list[dict[str, Any]]) -> list[DeviceRun]:
@@ -82,7 +92,7 @@ class FuzzState(PhasedState):
     """The fuzz pipeline's state; each field is unset (its default) until its stage ran."""
 
     DECODE: ClassVar[dict[str, Callable[[Any], Any]]] = {
-        **PHASED_DECODE, "job": FuzzJob.from_dict, "devices": _device_runs}
+        **PHASED_DECODE, "job": FuzzJob.from_dict, "devices": _device_runs, "diagnosis": DiagnosisReport.from_dict}
 
     # inputs
     job: FuzzJob = field(default_factory=lambda: FuzzJob(repo=""))
@@ -93,18 +103,23 @@ class FuzzState(PhasedState):
     # fuzz
     program: str = ""  # the failing program (minimized once the minimize stage ran)
     original_program: str = ""
-    fuzz_error: str = ""  # what the fuzzer said the program raised
+    fuzz_error: str = ""  # what the fuzzer said the program raised ("" when only its device was missing)
     fuzz_output: str = ""
+    fuzz_triage: dict[str, Any] = field(default_factory=dict)  # the fuzzer's own failing run, triaged
     # reproduce
     error: str = ""  # the error reproduced (Class: message)
     exception: str = ""
     message: str = ""
     devices: list[DeviceRun] = field(default_factory=list)
     failing_devices: list[str] = field(default_factory=list)
-    operations: list[str] = field(default_factory=list)
+    operations: list[str] = field(default_factory=list)  # the failing operators first (triage)
     tolerances: dict[str, float] = field(default_factory=dict)
+    triage: dict[str, Any] = field(default_factory=dict)  # where it failed, torch bug or generator bug
+    skipped_devices: dict[str, str] = field(default_factory=dict)  # device -> why this worker did not run it
     # minimize: {"lines": "12 -> 3 lines"}, or None when nothing smaller was kept
     minimized: dict[str, Any] | None = None
+    # diagnose (`diagnosis.py`): the catalog's patterns and what their experiments showed
+    diagnosis: DiagnosisReport | None = None
     # test
     generated: dict[str, Any] = field(default_factory=dict)  # path, name, marked, unmarked, style
     verification: dict[str, Any] = field(default_factory=dict)  # unmarked / marked: check_test results
@@ -123,8 +138,15 @@ class FuzzState(PhasedState):
 
     @property
     def fuzzer_command(self) -> str:
-        """The repository's fuzzer command line with this job's seed in it."""
-        return self.config.get("command", "").replace("{seed}", str(self.job.seed))
+        """The repository's fuzzer command line with this job's seed in it, pinned as the job ran it."""
+        if not self.config:
+            return ""
+        return FuzzConfig.from_dict(self.config).pinned_command.replace("{seed}", str(self.job.seed))
+
+    @property
+    def failed_in(self) -> str:
+        """eager / compiled / compare / unknown: where the reproduced failure happened."""
+        return str(self.triage.get("phase", "unknown"))
 
     @property
     def device_independent(self) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from app.engine.fuzz.config import FuzzConfig
 from app.engine.fuzz.placement import choose_test_file
+from app.engine.git.tree import UnsafePath
 from app.engine.testgen.device_test import FuzzTestSpec, fuzz_test
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.kit.checkout import ensure_checkout
@@ -21,16 +22,27 @@ from app.pipelines.fuzz.verify import check_test
 
 
 def comment_lines(state: FuzzState, config: FuzzConfig) -> tuple[str, ...]:
+    """The comment above the test: what found it, where it fails and with what (as printed)."""
     job = state.job
     lines = [f"Found by {job.label}; reproduced by Scrubbot."]
     if job.seed is not None:
         lines.append("Fuzzer: " + config.command.replace("{seed}", str(job.seed)))
     if state.device_names():
-        lines.append(f"Devices: {', '.join(state.device_names())}; fails on {', '.join(state.failing_devices)}.")
+        where = {"eager": " in eager mode", "compiled": " when compiled", "compare": " (compiled differs from eager)"}
+        lines.append(f"Devices: {', '.join(state.device_names())}; fails on {', '.join(state.failing_devices)}"
+                     f"{where.get(state.failed_in, '')}.")
     if state.tolerances:
         lines.append("Tolerances: " + ", ".join(f"{k}={v:g}" for k, v in sorted(state.tolerances.items())))
     lines.append(f"Error: {state.error}"[:200])
     return tuple(lines)
+
+
+def compiler_bug(state: FuzzState) -> bool:
+    """Whether the test belongs with the compiler's tests: the failure is in the compiled program
+    (an eager failure of a program that also compiles is an eager bug)."""
+    if state.triage:
+        return state.failed_in in ("compiled", "compare")
+    return "compile(" in state.program
 
 
 def test_stage(ctx: RunContext, state: FuzzState) -> StageResult:
@@ -39,13 +51,15 @@ def test_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     clock = phase_clock(ctx, state, "reproduce")
     config = FuzzConfig.from_dict(state.config)
     worktree = ensure_checkout(ctx, state.job)
-    placement = choose_test_file(worktree, tuple(state.operations), compiles="compile(" in state.program,
+    placement = choose_test_file(worktree, tuple(state.operations), compiles=compiler_bug(state),
                                  style=config.style, configured=config.test_file)
-    target = worktree / placement.path
-    if target.is_symlink():
-        return halt("test file is a symlink", f"{placement.path} is a symlink; not writing through it",
+    if worktree.exists(placement.path) and not worktree.is_file(placement.path):
+        return halt("test file is a link", f"{placement.path} is a link or not a file; not writing through it",
                     status="Partial")
-    existing = target.read_text() if placement.exists else None
+    try:
+        existing = worktree.read_text(placement.path) if placement.exists else None
+    except UnsafePath as exc:
+        return halt("test file is a link", f"{placement.path}: {exc}; not writing through it", status="Partial")
     spec = FuzzTestSpec(state.job.test_name, state.program, config.style, tuple(state.device_names()),
                     tuple(state.failing_devices), comment_lines(state, config), f"{state.job.label}: {state.error}")
     try:
@@ -55,11 +69,14 @@ def test_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     generated = {"path": placement.path, "name": test.name, "marked": test.marked, "unmarked": test.unmarked,
                  "style": test.style, "new_file": existing is None, "placement": placement.reason,
                  "rewrote_assertion": test.rewrote_assertion}
-    runner = tree_runner(ctx, worktree)
+    runner = tree_runner(ctx, worktree, build=state.build)
     timeout = run_timeout(ctx, clock) * 2
     check = dict(devices=state.device_names(), failing=state.failing_devices, exception=state.exception,
                  message=state.message, timeout_s=timeout)
-    unmarked = check_test(runner, worktree, generated, marked=False, **check)
+    try:
+        unmarked = check_test(runner, worktree, generated, marked=False, **check)
+    except UnsafePath as exc:  # a link on the way to the file: the worker writes nothing there
+        return halt("test file is a link", f"{placement.path}: {exc}; not writing through it", status="Partial")
     output = {"generated": generated, "verification": {"unmarked": unmarked}, "test_created": placement.path}
     if not unmarked["ok"]:
         return halt("the test does not fail as the program does", "without the marker, the test should fail "

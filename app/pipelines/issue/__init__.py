@@ -8,6 +8,8 @@ from app.domain import CommandRequest, Lifecycle, NewRun, RunKind, Verdict
 from app.pipelines.issue.report import NEXT_STEPS
 from app.pipelines.issue.stages import FORCE_BISECT, FORCE_MINIMIZE, STAGES
 from app.pipelines.issue.state import IssueState
+from app.pipelines.issue.stress import FORCE_STRESS
+from app.pipelines.issue.testcase import FORCE_TEST_PR
 from app.pipelines.kind import Force, Kind, Word
 
 
@@ -27,9 +29,13 @@ KIND = Kind(
         Word("retry", Lifecycle.retry, "run the latest scrub of this issue again from the start"),
         Word("bisect", Force("bisect", FORCE_BISECT), "find the version that changed the outcome, even if not needed"),
         Word("minimize", Force("minimize", FORCE_MINIMIZE), "shrink the reproduction again"),
+        Word("stress", Force("stress", FORCE_STRESS), "run seed 004's stress test on the reproducing repro: "
+             "its failure rate and the time to the first failure"),
+        Word("test", Force("test", FORCE_TEST_PR),
+             "open a draft pull request adding the failing test this issue's comment shows"),
     ),
     start=start,
     notices=(Verdict.screenshot_only, Verdict.unavailable_hardware, Verdict.inconclusive, Verdict.missing_dependency,
-             Verdict.awaiting_approval, Verdict.passes_now),
+             Verdict.awaiting_approval, Verdict.passes_now, Verdict.needs_reproduction),
     next_steps=NEXT_STEPS,
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from app import approvals
 from app.engine.issue import repro_facts
 from app.engine.issue import review as security
 from app.engine.verdict import classify as verdicts
@@ -29,13 +30,16 @@ from app.pipelines.state import plain
 MAX_ROLE_LOOKUPS = 10  # commenters whose permission is asked for, per run
 
 
-def trusted_commenters(ctx: RunContext, candidates: list[Any], op: str, triage_roles: tuple[str, ...]) -> list[str]:
+def trusted_commenters(ctx: RunContext, candidates: list[Any], op: str, triage_roles: tuple[str, ...],
+                       also: list[dict[str, Any]] = ()) -> list[str]:
     """Commenters with triage permission or higher (the permission API through the port), among
-    those who posted code: only they may replace the reporter's repro without running it."""
+    those who posted code (only they may replace the reporter's repro without running it) and
+    the authors of the comments in `also` (one that calls the issue a duplicate)."""
     if ctx.github is None:
         return []
     repo = str(ctx.params["repo"])
-    logins = list(dict.fromkeys(c.author for c in candidates if c.author and c.author != op))[:MAX_ROLE_LOOKUPS]
+    authors = [c.author for c in candidates] + [(post.get("user") or {}).get("login", "") for post in also]
+    logins = list(dict.fromkeys(a for a in authors if a and a != op))[:MAX_ROLE_LOOKUPS]
     trusted = []
     for login in logins:
         try:
@@ -92,7 +96,7 @@ def try_alternates(ctx: RunContext, state: IssueState, label: str, triage_roles:
     that shows the reported failure replaces it. Nothing reported: nothing to show, no switch."""
     if not (state.reported or state.stated_values) or not state.alternates:
         return None
-    if not (state.label_role in triage_roles or ctx.params.get("approved_by")):
+    if not (state.label_role in triage_roles or approvals.approved(ctx.params, approvals.digest(state.repro.source))):
         return None
     for other in state.alternates:
         if security.scan(other.source):

@@ -1,15 +1,22 @@
 """The issue pipeline: seed `001` (scrub-issue) as checkpointed stages.
 
-    fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> report -> publish
+    fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> stress -> diagnose
+          -> test -> place_test -> open_test_pr -> publish -> report
+
+(`diagnose`: `diagnosis.py`, the catalog's experiments; `test`, `place_test`, `open_test_pr`:
+`testcase.py`, the failing test offered in the comment and, on `/scrub test`, its pull request.)
 
 Run params (set by the webhook route, the CLI or `/scrub` commands): `repo`, `issue`, and
-optionally `approved_by`, `force_bisect`, `force_minimize` (`FORCE_BISECT`, `FORCE_MINIMIZE`:
-set by `/scrub bisect` and `/scrub minimize`, the words this kind declares in `__init__`).
+optionally `approved_by`, `force_bisect`, `force_minimize`, `force_stress` (`FORCE_BISECT`,
+`FORCE_MINIMIZE`, `stress.FORCE_STRESS`: set by `/scrub bisect`, `/scrub minimize` and `/scrub
+stress`, the words this kind declares in `__init__`).
 
 Every stage gets the typed `IssueState` (`state.py`); its output (JSON or the typed parts
 the state declares) is merged into the stored state. A triage decision that stops the
 run (closed, feature, tracker, no repro, ...) sets `stop`; later code-running stages are then
-recorded as skipped, and `report` + `publish` still run so the labels and any notice land.
+recorded as skipped, and `publish` + `report` still run so the labels and any notice land.
+Every kind ends the same way: `publish` (what goes out: here the comment and labels, in the CI
+and fuzz jobs the branch and the draft PR), then `report` (the run's own record, last).
 Only `publish` (and `review`, for its approval notice) writes to GitHub; a closed issue gets
 no write at all. The comment carries `comment_marker(run_id, "issue")`, so a retry of the
 run edits it instead of adding a second one.
@@ -17,10 +24,12 @@ run edits it instead of adding a second one.
 
 from __future__ import annotations
 
+import platform as host_platform
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
+from app import approvals
 from app.domain import RunStatus, Verdict
 from app.engine.verdict import bisect as bisection
 from app.engine.verdict import classify as verdicts
@@ -33,12 +42,16 @@ from app.engine.issue import loose, repro_facts
 from app.engine.issue import review as security
 from app.engine.report.render import Notice, render_notice
 from app.engine.verdict.classify import FIXED, REPRODUCES
+from app.engine.verdict.culprit import RELEASE
+from app.engine.verdict.culprit import describe as describe_culprit
 from app.github.permissions import may_write, role_of
 from app.github.port import comment_marker
-from app.pipelines.issue import evidence, runner
+from app.pipelines.issue import culprits, diagnosis, evidence, runner, testcase
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
-from app.pipelines.issue.report import build_report
+from app.pipelines.issue import dedup
+from app.pipelines.issue.report import build_report, publish_plan
 from app.pipelines.issue.state import IssueState
+from app.pipelines.issue.stress import stress
 from app.pipelines.state import plain
 
 MINIMAL_LINES = 20  # the seed: "under ~20 lines of non-blank non-import code" is minimal enough
@@ -109,7 +122,8 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
     issue, comments = state.issue, state.comments
     candidates = issues.repro_candidates(issue, comments)
     op = (issue.get("user") or {}).get("login", "")
-    trusted = evidence.trusted_commenters(ctx, candidates, op, TRIAGE_ROLES)
+    claims = [c for c in issues.human_posts(issue, comments)[1:] if issues.duplicate_of([c], None)]  # may they say so?
+    trusted = evidence.trusted_commenters(ctx, candidates, op, TRIAGE_ROLES, also=claims)
     chosen = choose.select_repro(candidates, set(trusted))
     others = choose.alternates(candidates, chosen, set(trusted))
     posts = issues.human_posts(issue, comments)
@@ -119,7 +133,7 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
     chosen_post = next((p for p in posts if chosen and p.get("html_url") == chosen.url), {})
     words = _poster_words(issue, posts[1:])
     reported = issues.reported_error(chosen_post.get("body"), *words, title=issue.get("title"))
-    stated = stated_values("\n".join(words))
+    stated = stated_values("\n".join(words), title=issue.get("title") or "")
     expected = loose.expected_exception(issue.get("body"))
     summary = (f"repro by {chosen.author} ({chosen.where}, line {chosen.line}, {chosen.lines} lines) of "
                f"{len(candidates)} candidates: {chosen.why}" if chosen
@@ -144,7 +158,9 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
 
 def triage(ctx: RunContext, state: IssueState) -> StageResult:
     repro = state.repro
-    decision = issues.triage(state.issue, repro, images=state.images_only)
+    decision = issues.triage(state.issue, repro, images=state.images_only,
+                             comments=issues.human_posts(state.issue, state.comments)[1:],
+                             trusted=set(state.trusted) if getattr(ctx, "github", None) is not None else None)
     output: dict[str, Any] = {"triage": decision, "needs_cuda": decision.needs_cuda}
     if decision.cpu_source and repro is not None:
         output["repro"] = replace(repro, source=decision.cpu_source, cuda_dropped=True)
@@ -165,9 +181,10 @@ def review(ctx: RunContext, state: IssueState) -> StageResult:
     findings = [f.to_dict() for f in security.scan(repro.source)]
     role = role_of(ctx.github, repo, repro.author or "")
     collaborator = may_write(role)
-    output = {"findings": findings, "collaborator": collaborator}
-    approved_by = ctx.params.get("approved_by")
-    if approved_by:
+    code = approvals.digest(repro.source)  # an approval is of this exact code (`app.approvals`)
+    output = {"findings": findings, "collaborator": collaborator, approvals.OUTPUT_KEY: code}
+    approved_by = ctx.params.get(approvals.BY)
+    if approved_by and approvals.approved(ctx.params, code):
         return StageResult(summary=f"approved by {approved_by} ({len(findings)} findings)",
                            output=output | {"approved_by": approved_by})
     if state.label_role in TRIAGE_ROLES and not findings:
@@ -176,6 +193,8 @@ def review(ctx: RunContext, state: IssueState) -> StageResult:
     if collaborator and not findings:
         return StageResult(summary=f"{repro.author}'s role is {role}; no findings", output=output)
     why = f"{len(findings)} findings" if findings else f"{repro.author}'s role is {role}, not write"
+    if approved_by:  # approved, but other code: the issue changed since (a retry, a restart)
+        why += f"; {approved_by} approved other code (sha256 {str(ctx.params.get(approvals.DIGEST))[:12]}), not this"
     notice = render_notice(Notice(Verdict.awaiting_approval, source_url=repro.url, findings=findings,
                                   run_url=_run_url(ctx)))
     ctx.github.upsert_comment(repo, number, comment_marker(ctx.run_id, "issue"), notice)
@@ -207,7 +226,8 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
     if printed:  # the run log shows what the repro printed, not only the stage summaries
         ctx.log(f"repro output on {label} (last {REPRO_LOG_LINES} lines at most):\n{printed}")
     # Every comment by the poster counts here: more of their words only make it more careful.
-    platform = repro_facts.reported_platform("\n".join(_poster_words(state.issue, state.comments)))
+    platform = repro_facts.reported_platform("\n".join(_poster_words(state.issue, state.comments)),
+                                             machine=host_platform.machine())
     if result.verdict in (verdicts.FIXED, verdicts.DIFFERENT) and platform:
         # Passing (or failing otherwise) on this Linux worker proves nothing about a failure seen
         # on Windows or macOS (a toolchain, a path, a backend): never close such an issue as fixed.
@@ -229,7 +249,8 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
 
 
 def bisect(ctx: RunContext, state: IssueState) -> StageResult:
-    """When it passes now (or on `/scrub bisect`): the first environment where the outcome changes."""
+    """When it passes now (or on `/scrub bisect`): the first environment where the outcome changes,
+    then (`culprits.py`) the nightlies and commits between the two releases around it, and the PR."""
     if skipped := _skip(state):
         return skipped
     envs = ctx.settings.environment_map
@@ -249,7 +270,12 @@ def bisect(ctx: RunContext, state: IssueState) -> StageResult:
             run_all=lambda probe, batch: list(pool.map(probe, batch)),
         )
     summary = bisection.describe_change(found, found.probes.get)
-    return StageResult(summary=summary, output={"bisect": found, "bisect_plan": plan})
+    output: dict[str, Any] = {"bisect": found, "bisect_plan": plan}
+    if narrowed := culprits.narrow(ctx, state, found, plan):
+        output["culprit"] = narrowed
+        if narrowed.level != RELEASE:
+            summary += f"; {describe_culprit(narrowed, str(ctx.params['repo']))}"
+    return StageResult(summary=summary, output=output)
 
 
 def minimize(ctx: RunContext, state: IssueState) -> StageResult:
@@ -276,21 +302,14 @@ def minimize(ctx: RunContext, state: IssueState) -> StageResult:
                        output={"minimized": result})
 
 
-def report(ctx: RunContext, state: IssueState) -> StageResult:
-    built = build_report(ctx, state, [stage.name for stage in STAGES])
-    ctx.save_artifact("report.md", "report", built.report)
-    if state.repro:
-        ctx.save_artifact("repro_original.py", "repro", state.repro.source)
-    if state.minimized:
-        ctx.save_artifact("repro_minimized.py", "repro", state.minimized.source)
-    return StageResult(summary=built.headline, output={"publish": built.publish})
-
-
 def publish(ctx: RunContext, state: IssueState) -> StageResult:
-    """The only GitHub writes: one comment (edited on retry), labels in one call, maybe close."""
-    plan = state.publish
+    """The only GitHub writes: one comment (edited on retry), labels in one call, maybe close.
+    What to write is decided from the state (`report.publish_plan`) and kept as `publish`."""
+    same = dedup.same_failures(ctx, state)  # cross-report dedup: "Same failure as #N"
+    plan = dedup.with_same_failures(publish_plan(state), same, ctx.params.get("repo") or "", ctx.settings.public_url)
     if ctx.github is None or plan.nothing:
-        return StageResult(summary="nothing to write" if ctx.github else "offline", skipped=True)
+        return StageResult(summary="nothing to write" if ctx.github else "offline", skipped=True,
+                           output={"publish": plan, "same_failures": same})
     repo, number = _target(ctx)
     done = []
     if plan.comment:
@@ -302,7 +321,20 @@ def publish(ctx: RunContext, state: IssueState) -> StageResult:
     if plan.close:
         ctx.github.close_issue(repo, number, reason="completed")
         done.append("closed")
-    return StageResult(summary=", ".join(done) or "nothing to write", output={"published": done})
+    return StageResult(summary=", ".join(done) or "nothing to write",
+                       output={"publish": plan, "published": done, "same_failures": same})
+
+
+def report(ctx: RunContext, state: IssueState) -> StageResult:
+    """The run's own record, last (as in every kind): the report with what was published, the repros."""
+    built = build_report(ctx, state, [stage.name for stage in STAGES])
+    line = dedup.sentence(state.same_failures, ctx.params.get("repo") or "", ctx.settings.public_url)
+    ctx.save_artifact("report.md", "report", built.report + (f"\n## Same Failure\n\n{line}\n" if line else ""))
+    if state.repro:
+        ctx.save_artifact("repro_original.py", "repro", state.repro.source)
+    if state.minimized:
+        ctx.save_artifact("repro_minimized.py", "repro", state.minimized.source)
+    return StageResult(summary=built.headline)
 
 
 STAGES: list[Stage] = [
@@ -313,6 +345,11 @@ STAGES: list[Stage] = [
     Stage("reproduce", reproduce, queue=_code_queue, state=IssueState),
     Stage("bisect", bisect, queue=_code_queue, optional=True, state=IssueState),
     Stage("minimize", minimize, queue=_code_queue, optional=True, state=IssueState),
-    Stage("report", report, state=IssueState),
+    Stage("stress", stress, queue=_code_queue, optional=True, state=IssueState),
+    Stage("diagnose", diagnosis.diagnose, queue=_code_queue, optional=True, state=IssueState),
+    Stage("test", testcase.offer_test, queue=_code_queue, optional=True, state=IssueState),
+    Stage("place_test", testcase.place_test, queue=_code_queue, optional=True, state=IssueState),
+    Stage("open_test_pr", testcase.open_test_pr, optional=True, state=IssueState),
     Stage("publish", publish, state=IssueState),
+    Stage("report", report, state=IssueState),
 ]

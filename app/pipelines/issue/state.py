@@ -7,8 +7,10 @@ state was a plain dict, because stored runs, the status page (`app/web/figures.p
 
 - `repro`, `reported`, `triage`, `findings`, `bisect`: the engine's own types
   (`Repro`, `ReportedError`, `Triage`, `Finding`, `BisectResult`) and their `to_dict()`.
-- `reproduction`: `Reproduction`, what `runner.reproduce` found.
-- `minimized`: `Minimized`, what `runner.minimize_repro` kept (null: nothing smaller).
+- `reproduction`: `Reproduction`, what `runner.reproduce` found, and `minimized`: `Minimized`,
+  what `runner.minimize_repro` kept (null: nothing smaller). Both live in `app.runstate`, where
+  the status page and `/metrics` read them through the same classes (`RunView`).
+- `stress`: the kit's `StressFinding` (`/scrub stress`: failures per minute, time to the first).
 - `publish`: `PublishPlan`, what `publish` will write.
 
 `issue`, `comments` and `candidates` stay GitHub-shaped JSON: the engine reads them as such.
@@ -17,9 +19,10 @@ state was a plain dict, because stored runs, the status page (`app/web/figures.p
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from app.engine.diagnosis.model import DiagnosisReport
 from app.engine.issue.markdown import ReportedError, Repro
 from app.engine.issue.review import Finding
 from app.engine.issue.triage import Triage
@@ -27,60 +30,17 @@ from app.engine.verdict.values import StatedValues
 from app.engine.verdict.witness import Witness
 from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
+from app.engine.verdict.culprit import Culprit
+from app.pipelines.kit.stress import StressFinding
+from app.engine.testgen.issue_test import IssueTest
+from app.pipelines.kit.testcheck import TestCheck
 from app.pipelines.state import PipelineState, from_known
+from app.runstate import Minimized, Reproduction
+
+__all__ = ["IssueState", "Minimized", "PublishPlan", "Reproduction"]
 
 Json = dict[str, Any]
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Reproduction:
-    """`runner.reproduce`'s result: the verdict over every sandboxed run and the run that shows it."""
-
-    verdict: str
-    flaky_ratio: str | None = None  # "2/5" when the runs disagree
-    runs: int = 0
-    reproduced: int = 0  # runs that reproduced
-    rate: float | None = None  # the failure rate and its 95% Wilson interval
-    interval: list[float] | None = None
-    outcomes: dict[str, int] = field(default_factory=dict)  # each run's outcome, counted (for /metrics)
-    result: Json = field(default_factory=dict)  # the run shown: `runner.run_once`'s dict
-    description: str = ""
-    # Set when a pass here was not taken as `fixed`: the report is from this platform.
-    platform: str | None = None
-    modes: dict[str, int] = field(default_factory=dict)  # runs per mode: cold (fresh interpreter), fork (warm)
-    # Set when the chosen repro did not show the failure and another block did (it then ran).
-    switched_from: str | None = None
-
-    def to_dict(self) -> Json:
-        data = asdict(self)
-        for key in ("platform", "switched_from", "modes"):
-            if not data[key]:
-                del data[key]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Json) -> Reproduction:
-        return from_known(cls, data)
-
-
-@dataclass(frozen=True)
-class Minimized:
-    """`runner.minimize_repro`'s result: the smaller repro, re-checked cold."""
-
-    source: str
-    original_lines: int = 0
-    final_lines: int = 0
-    candidates: int = 0  # candidates tried
-    wall_s: float = 0.0
-    timed_out: bool = False
-
-    def to_dict(self) -> Json:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Json) -> Minimized:
-        return from_known(cls, data)
 
 
 @dataclass(frozen=True)
@@ -104,6 +64,35 @@ class PublishPlan:
         return from_known(cls, data)
 
 
+@dataclass(frozen=True)
+class TestPR:
+    """What `/scrub test` did: the pull request, or why there is none."""
+
+    opened: bool
+    why: str = ""
+    url: str | None = None
+    number: int | None = None
+    branch: str = ""
+    base: str = ""  # the default branch, and its commit the test was placed and verified on
+    commit: str = ""
+    path: str = ""
+    placement: str = ""
+    checks: list[TestCheck] = field(default_factory=list)
+    lint: str = ""  # what the repository's linter said of the test file
+
+    __test__ = False  # not a pytest class
+
+    _KEYS = ("opened", "why", "url", "number", "branch", "base", "commit", "path", "placement", "lint")
+
+    def to_dict(self) -> Json:
+        return {k: getattr(self, k) for k in self._KEYS} | {"checks": [c.to_dict() for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, data: Json) -> TestPR:
+        return cls(**{k: data[k] for k in cls._KEYS if k in data},
+                   checks=[TestCheck.from_dict(c) for c in data.get("checks") or []])
+
+
 @dataclass
 class IssueState(PipelineState):
     DECODE: ClassVar[dict[str, Callable[[Any], Any]]] = {
@@ -114,11 +103,18 @@ class IssueState(PipelineState):
         "reproduction": Reproduction.from_dict,
         "bisect": BisectResult.from_dict,
         "bisect_plan": ProbePlan.from_dict,
+        "culprit": Culprit.from_dict,
         "minimized": Minimized.from_dict,
         "publish": PublishPlan.from_dict,
         "alternates": lambda items: [Repro.from_dict(r) for r in items],
         "stated_values": StatedValues.from_dict,
         "witness": Witness.from_dict,
+        "stress": StressFinding.from_dict,
+        "diagnosis": DiagnosisReport.from_dict,
+        "offered_test": IssueTest.from_dict,
+        "test_checks": lambda items: [TestCheck.from_dict(c) for c in items],
+        "placed_test": IssueTest.from_dict,
+        "test_pr": TestPR.from_dict,
     }
 
     # fetch
@@ -144,6 +140,7 @@ class IssueState(PipelineState):
     findings: list[Finding] = field(default_factory=list)
     collaborator: bool = False
     approved_by: str | None = None
+    approval_sha256: str | None = None  # the code reviewed: what an approval is of (`app.approvals`)
     # reproduce
     reproduction: Reproduction | None = None
     hardware: str | None = None  # what it needs that no worker has
@@ -151,7 +148,17 @@ class IssueState(PipelineState):
     # bisect, minimize
     bisect: BisectResult | None = None
     bisect_plan: ProbePlan | None = None  # the clean runs that made a release "absent"
+    culprit: Culprit | None = None  # the range narrowed to nightlies and commits, and the PR
     minimized: Minimized | None = None
-    # report, publish
+    # stress (`/scrub stress` only)
+    stress: StressFinding | None = None
+    # diagnose (`diagnosis.py`), test and test_pr (`testcase.py`)
+    diagnosis: DiagnosisReport | None = None  # the catalog's patterns and what their experiments showed
+    offered_test: IssueTest | None = None  # the repro as a unit test, offered in the comment
+    test_checks: list[TestCheck] = field(default_factory=list)  # it failed without its marker, xfailed with it
+    placed_test: IssueTest | None = None  # `/scrub test`: the test in the repository's test file
+    test_pr: TestPR | None = None  # what `/scrub test` did
+    # publish, report
     publish: PublishPlan | None = None
+    same_failures: list[Json] = field(default_factory=list)  # other open issues / CI signatures (dedup.py)
     published: list[str] = field(default_factory=list)  # what publish wrote: comment, labels, closed

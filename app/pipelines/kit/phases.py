@@ -6,14 +6,14 @@
   state, so a stage resumed on another worker counts from the phase's real start.
 - Halting: a stage that must stop the job (a phase past its limit, nothing to reproduce)
   records a `Halt` in the state; later stages skip and the report stage says why.
-- `PhasedState`: the fields every phased job's state has (the phase clocks, the halt); the CI
-  job's and the fuzz job's states extend it.
+- `PhasedState`: the fields every phased job's state has (the phase clocks, the halt, the
+  build of the commit under test); the CI job's and the fuzz job's states extend it.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
 from app.pipelines.base import RunContext, StageResult, State
@@ -76,6 +76,8 @@ class PhasedState(PipelineState):
     phase_fix_started: float | None = None
     phase_pr_started: float | None = None
     halt: Halt | None = None
+    # The build of the commit under test (app.pipelines.kit.build): a `BuildPlan` as a dict.
+    build: dict[str, Any] = field(default_factory=dict)
 
     def phase_started(self, phase: str) -> float | None:
         return {"reproduce": self.phase_reproduce_started, "fix": self.phase_fix_started,

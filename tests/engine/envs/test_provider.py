@@ -60,7 +60,9 @@ def test_a_python_only_change_runs_on_the_nearest_nightly_with_an_overlay(world)
     assert (plan.outcome, plan.version, plan.base, plan.distance) == (
         "nightly", "2.14.0.dev20260102+cpu", history.commits["c1"], 1)
     assert plan.overlay == ["torch/ops.py"] and plan.compiled == []
-    assert "+ 1 Python files changed in the 1 commits since it (overlay)" in plan.describe()
+    assert plan.describe() == (f"torch 2.14.0.dev20260102+cpu (git_version {history.commits['c1'][:12]}, cpu, nightly), "
+                               f"built from {history.commits['c1'][:12]}, 1 commits before, + the 1 Python files "
+                               "changed since (overlay)")
 
 
 def test_a_nightly_branch_git_version_stands_for_the_commit_it_names(world):
@@ -69,7 +71,7 @@ def test_a_nightly_branch_git_version_stands_for_the_commit_it_names(world):
     plan = _plan(world, "c3")
     assert (plan.outcome, plan.version, plan.git_version, plan.base, plan.overlay) == (
         "nightly", "2.14.0.dev20260104+cpu", history.nightly_commit, history.commits["c3"], [])
-    assert "no overlay" in plan.describe()
+    assert plan.describe().endswith("the commit's own build (no overlay)")
 
 
 def test_a_cpp_change_since_the_nightly_needs_a_build(world):
@@ -99,6 +101,8 @@ def test_a_repository_that_is_not_pytorch_uses_the_interpreter(world, tmp_path):
     (tmp_path / "lib").mkdir()
     plan = plan_build(tmp_path, mirror, history.commits["c1"], BuildSources(nightly_index=index.url), lambda w: "")
     assert plan.outcome == "interpreter" and plan.runnable
+    assert plan.describe() == "the worker's interpreter, no torch installed: the repository is not PyTorch itself: it " \
+        "builds no torch"
 
 
 def test_variants_and_classification():

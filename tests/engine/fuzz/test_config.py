@@ -1,8 +1,11 @@
 """The `fuzz:` section of `.github/scrub.yml`, defaults and errors."""
 
+import subprocess
+import sys
+
 import pytest
 
-from app.engine.fuzz.config import DEFAULT_COMMAND, FuzzConfigError, load_fuzz_config
+from app.engine.fuzz.config import ADDR_NO_RANDOMIZE, DEFAULT_COMMAND, FuzzConfig, FuzzConfigError, load_fuzz_config
 
 
 def _write(root, rel, text):
@@ -18,7 +21,8 @@ def test_defaults_detect_pytorch_and_lintrunner(tmp_path):
     assert (config.command, config.devices, config.style, config.lint) == (DEFAULT_COMMAND, ("cpu", "cuda"),
                                                                           "pytorch", "lintrunner")
     assert config.fuzz_argv(42) == ["tools/experimental/torchfuzz/fuzzer.py", "--seed", "42"]  # the real file
-    assert config.pinned_command == "PYTHONHASHSEED=0 python tools/experimental/torchfuzz/fuzzer.py --seed {seed}"
+    assert config.pinned_command == ("PYTHONHASHSEED=0 setarch -R python tools/experimental/torchfuzz/fuzzer.py "
+                                     "--seed {seed}")
     assert config.script() == "tools/experimental/torchfuzz/fuzzer.py"
 
 
@@ -56,3 +60,19 @@ def test_a_command_not_starting_with_python_is_refused(tmp_path):
     _write(tmp_path, ".github/scrub.yml", "fuzz:\n  command: ./fuzz --seed {seed}\n")
     with pytest.raises(FuzzConfigError, match="must start with python"):
         load_fuzz_config(tmp_path).fuzz_argv(1)
+
+
+def test_a_pinned_run_has_the_hash_seed_and_no_address_randomization(tmp_path):
+    """TorchFuzz seeds `random.Random(hash((size, dtype)))` and a dtype hashes by its address:
+    the pinned run turns address randomization off before the fuzzer starts."""
+    _write(tmp_path, "fz.py", "import os, sys\nprint(sys.argv[1:], os.environ.get('PYTHONHASHSEED'), "
+                              "open('/proc/self/personality').read().strip())\n")
+    config = FuzzConfig(command="python fz.py --seed {seed}", hash_seed="3")
+    argv = config.pinned_argv(42)
+    done = subprocess.run([sys.executable, *argv], cwd=tmp_path, env={**config.pinned_env(), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60, check=True)
+    args, hash_seed, personality = done.stdout.rsplit(" ", 2)
+    assert args == "['--seed', '42']" and hash_seed == "3"
+    assert int(personality, 16) & ADDR_NO_RANDOMIZE
+    unpinned = FuzzConfig(command="python fz.py --seed {seed}", hash_seed="random")
+    assert unpinned.pinned_argv(1) == ["fz.py", "--seed", "1"] and unpinned.pinned_env() == {}

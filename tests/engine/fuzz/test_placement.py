@@ -33,3 +33,18 @@ def test_configured_file_and_symlinks(tmp_path):
     assert choose_test_file(tmp_path, ("gelu",), compiles=False, style="pytest").path == "tests/test_a.py"
     assert choose_test_file(tmp_path, ("gelu",), compiles=False, style="pytest",
                             configured="tests/test_b.py").path == "tests/test_b.py"
+
+
+def test_a_compiler_bug_goes_to_the_repositorys_fuzzer_repro_file(tmp_path):
+    """PyTorch keeps TorchFuzz's findings in one file ("Fuzzer-discovered eager/compile
+    divergence test cases", class TestFuzzerCompileIssues): a compiled failure belongs there,
+    an eager failure with the operator's own tests."""
+    _tree(tmp_path, {"test/test_ops.py": "def test_gather(): gather(); gather()\n",
+                     "test/inductor/test_torchinductor.py": "def test_gather(): gather()\n",
+                     "test/inductor/test_fuzzer_repros.py": '"""Fuzzer-discovered eager/compile divergence test '
+                                                            'cases."""\nclass TestFuzzerCompileIssues: pass\n',
+                     "test/test_fuzz_inputs.py": '"""Input fuzzing helpers."""\n'})
+    compiled = choose_test_file(tmp_path, ("gather",), compiles=True, style="pytorch")
+    assert (compiled.path, compiled.reason) == ("test/inductor/test_fuzzer_repros.py",
+                                                "the repository's file of fuzzer-found compiler bugs")
+    assert choose_test_file(tmp_path, ("gather",), compiles=False, style="pytorch").path == "test/test_ops.py"

@@ -47,6 +47,15 @@ def test_a_command_edits_a_copy_and_its_changes_come_back(checkout, monkeypatch)
     assert (checkout / "new.txt").read_text() == "hi\n" and not (checkout / "old.txt").exists()
 
 
+@needs_bwrap
+def test_the_copy_gets_the_files_it_needs_whatever_the_sandboxs_file_bound(checkout):
+    for i in range(300):
+        (checkout / "lib" / f"m{i}.py").write_text("")
+    sandbox = Sandbox(SandboxSpec(limits=Limits(tmpfs_files=64, tail_bytes=8 << 20)))
+    ran = run_in_copy(sandbox, checkout, "touch lib/m0.py && ls lib | wc -l", 60)
+    assert ran.exit_code == 0 and "301" in ran.output, ran.output
+
+
 def test_changes_outside_the_worktree_are_refused(checkout, tmp_path):
     (checkout / "link").symlink_to(tmp_path)
     for path in ("../escape.txt", ".git/config", "link/x.txt", "/etc/passwd"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from app.engine.fuzz.triage import failing_operators, phase_of, plan_devices, triage
 
 PROGRAM = '''\
@@ -75,3 +77,45 @@ def test_a_missing_device_is_no_bug_and_only_the_workers_devices_run():
     assert plan_devices(("cpu",), "cuda", gpu=True) == (["cpu", "cuda"], {})
     assert plan_devices(("cpu",), None, gpu=False) == ([""], {})
     assert failing_operators(PROGRAM, None)[:2] == ("gelu", "cumsum")
+
+
+REAL = Path(__file__).resolve().parents[2] / "fixtures" / "torchfuzz" / "seed_9_default.py"
+
+
+def _lines(program: str, text: str) -> int:
+    return next(i for i, line in enumerate(program.splitlines(), 1) if line.startswith(text))
+
+
+def test_a_real_torchfuzz_program_failing_in_eager_is_a_generator_bug_named_by_gather_not_its_plumbing():
+    program = REAL.read_text()  # printed by TorchFuzz for seed 9 (tests/fixtures/torchfuzz/README.md)
+    outer, inner = _lines(program, "result_original ="), _lines(program, "    var_node_8 = torch.gather")
+    output = (f'Traceback (most recent call last):\n  File "/tmp/work/repro.py", line {outer}, in <module>\n'
+              f'    result_original = fuzzed_program(*args)\n  File "/tmp/work/repro.py", line {inner}, in '
+              "fuzzed_program\n    var_node_8 = torch.gather(var_node_9, 0, _index_var_node_8)\n"
+              "RuntimeError: gather(): Expected dtype int32/int64 for index\n")
+    result = triage(program, output)
+    assert (result.phase, result.verdict) == ("eager", "invalid-program")
+    assert result.operators[0] == "gather"
+    assert not {"as_strided", "size", "remainder", "randint", "compiled_program", "fuzzed_program"} & \
+        set(result.operators)
+
+
+def test_a_compiled_crash_of_a_real_program_ranks_the_operator_its_error_names_first():
+    program = REAL.read_text()
+    outer = _lines(program, "result_compiled =")
+    output = ("✅ eager success\nTraceback (most recent call last):\n"
+              f'  File "/tmp/work/repro.py", line {outer}, in <module>\n    result_compiled = compiled_program(*args)\n'
+              '  File "/site-packages/torch/_inductor/lowering.py", line 1, in f\n'
+              "torch._inductor.exc.InductorError: LoweringException: AssertionError: aten.argsort.default\n")
+    result = triage(program, output)
+    assert (result.phase, result.verdict) == ("compiled", "torch-bug")
+    assert result.operators[0] == "argsort" and "compiled_program" not in result.operators
+
+
+def test_a_mismatch_of_a_program_drawing_random_numbers_inside_the_compiled_function_is_a_generator_bug():
+    program = REAL.read_text().replace(
+        "    _index_var_node_3 = torch.remainder(var_node_5, _input_size_var_node_3)",
+        "    _index_var_node_3 = torch.randint(0, _input_size_var_node_3, (7,), device=var_node_5.device)")
+    result = triage(program, "✅ eager success\n✅ compile success\nMISMATCH out_eager_sum: 1 out_compiled_sum: 9\n")
+    assert (result.phase, result.verdict) == ("compare", "invalid-program") and "randint" in result.reason
+    assert triage(REAL.read_text(), "✅ eager success\n✅ compile success\nmismatch\n").verdict == "torch-bug"

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from app.engine.git.tree import UnsafePath, is_link, is_regular_file, read_text, write_text
+from app.engine.git.tree import Checkout, UnsafePath, is_link, is_regular_file, read_text, write_text
 
 
 @pytest.fixture
@@ -60,3 +60,67 @@ def test_write_creates_missing_directories(tree):
     root, _ = tree
     write_text(root, "tests/unit/test_scrub.py", "ok\n")
     assert (root / "tests" / "unit" / "test_scrub.py").read_text() == "ok\n"
+
+
+# The `Checkout` door: a link anywhere in the path is refused, whatever the operation.
+
+@pytest.fixture
+def deep(tree):
+    root, outside = tree
+    (outside / "host.py").write_text("HOST = 1\n")
+    (root / "a" / "b").mkdir(parents=True)
+    os.symlink(outside, root / "a" / "b" / "cfg")  # a link two directories down
+    (root / "a" / "b" / "real.py").write_text("real = 1\n")
+    return Checkout(root), outside
+
+
+@pytest.mark.parametrize("rel", ["a/b/cfg/host.py", "linkdir/host.py", "a/b/cfg", "leak"])
+def test_no_question_or_read_passes_a_link_anywhere_in_the_path(deep, rel):
+    checkout, _ = deep
+    assert not checkout.is_file(rel) and checkout.size(rel) is None
+    with pytest.raises(UnsafePath):
+        checkout.read_text(rel)
+
+
+def test_exists_sees_a_link_itself_but_nothing_behind_it(deep):
+    checkout, _ = deep
+    assert checkout.exists("a/b/cfg") and checkout.is_link("a/b/cfg")
+    assert not checkout.exists("a/b/cfg/host.py") and not checkout.is_dir("a/b/cfg")
+    assert checkout.is_file("a/b/real.py") and checkout.is_dir("a/b")
+
+
+def test_writes_never_land_behind_a_link_anywhere_in_the_path(deep):
+    checkout, outside = deep
+    for rel in ("a/b/cfg/host.py", "a/b/cfg/new/sitecustomize.py", "linkdir/sitecustomize.py"):
+        with pytest.raises(UnsafePath):
+            checkout.write_text(rel, "import os  # hostile\n")
+    assert (outside / "host.py").read_text() == "HOST = 1\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["host.py", "secret.txt"]
+
+
+def test_a_write_into_git_metadata_is_refused(deep):
+    checkout, _ = deep
+    with pytest.raises(UnsafePath):
+        checkout.write_text(".git/hooks/post-checkout", "boom")
+
+
+def test_listing_never_enters_a_linked_directory(deep):
+    checkout, _ = deep
+    listed = list(checkout.files())
+    assert "a/b/real.py" in listed and "pkg/mod.py" in listed
+    assert not any(p.startswith(("linkdir", "a/b/cfg")) for p in listed) and "leak" not in listed
+    assert list(checkout.files("linkdir")) == [] and list(checkout.files("a", suffix=".py")) == ["a/b/real.py"]
+
+
+def test_remove_drops_a_link_never_its_target(deep):
+    checkout, outside = deep
+    assert checkout.remove("a/b/cfg") and not checkout.exists("a/b/cfg")
+    assert (outside / "host.py").exists()
+    assert not checkout.remove("a/b/cfg/host.py") and not checkout.remove("missing.py")
+
+
+def test_a_checkout_is_a_directory_for_git_and_subprocesses_but_has_no_slash(deep):
+    checkout, _ = deep
+    assert os.fspath(checkout) == str(checkout.root) and os.path.isdir(checkout)
+    with pytest.raises(TypeError):
+        checkout / "a"  # noqa: B018  (a Path into the checkout cannot be built by accident)

@@ -144,6 +144,9 @@ def test_close_is_final_even_for_a_pending_background_start():
     assert not fork_server.alive
 
 
+RANDOM_DRAWS = "import random, numpy, torch\nprint(random.random(), numpy.random.rand(), torch.rand(1).item())"
+
+
 @pytest.mark.torch
 @needs_bwrap
 def test_torch_candidates_through_one_zygote():
@@ -165,6 +168,10 @@ def test_torch_candidates_through_one_zygote():
         assert fork_server.ready_info["warmup_error"] is None
         assert fork_server.ready_info["threads_at_fork"] == 1  # import torch started no thread
         results = fork_server.run_many(list(cases), timeout_s=90)
+        draws = fork_server.run_many([RANDOM_DRAWS] * 2, timeout_s=90)
+    # every child draws its own numbers, as cold runs do (a flaky repro must stay flaky warm)
+    first, second = (draw.output.text().split() for draw in draws)
+    assert len(first) == len(second) == 3 and all(a != b for a, b in zip(first, second)), (first, second)
     for (source, expected), process in zip(cases.items(), results, strict=True):
         run = read_process(process, python=fork_server.python_version, torch_version=fork_server.torch_version)
         assert run.mode == "fork", source

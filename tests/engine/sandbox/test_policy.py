@@ -25,7 +25,8 @@ def test_root_mode_drops_to_the_leased_uid_and_user_mode_counts_the_users_tasks(
     drop = root.index("setpriv")
     assert root[drop:drop + 4] == ["setpriv", "--reuid=420999", "--regid=420999", "--clear-groups"]
     assert "--nproc=256" in root
-    assert "setpriv" not in user and "unshare" not in user and user[0] == "prlimit"  # no staging either
+    # User mode: no uid switch; its own user namespace mounts the bounded tmpfs (test_tmpfs.py).
+    assert "setpriv" not in user and user[:3] == ["unshare", "--user", "--map-root-user"]
     assert "--nproc=296" in user  # the 40 tasks the user already has + the sandbox's 256
     for argv in (root, user):
         bwrap = argv.index("/usr/bin/bwrap")
@@ -34,11 +35,15 @@ def test_root_mode_drops_to_the_leased_uid_and_user_mode_counts_the_users_tasks(
 
 def test_dev_shm_and_tmp_are_sized_and_dev_is_read_only():
     argv = launch(None, limits=Limits(tmpfs_mb=100, shm_mb=30))
-    shm = argv.index("/dev/shm")
-    assert argv[shm - 3:shm + 1] == ["--size", str(30 << 20), "--tmpfs", "/dev/shm"]
-    tmp = argv.index("/tmp", argv.index("--tmpfs", shm + 1) - 1)
-    assert argv[tmp - 3:tmp + 1] == ["--size", str(100 << 20), "--tmpfs", "/tmp"]
-    assert argv[argv.index("--remount-ro"):argv.index("--remount-ro") + 2] == ["--remount-ro", "/dev"]
+    mounting = argv[:argv.index("prlimit")]
+    for dest, size in (("dev-shm", 30 << 20), ("tmp", 100 << 20)):
+        point = next(i for i, arg in enumerate(mounting) if arg.endswith("/" + dest))
+        assert mounting[point + 1] == str(size)
+    bwrap = argv[argv.index("/usr/bin/bwrap"):]
+    shm = bwrap.index("/dev/shm")
+    assert bwrap[shm - 2] == "--bind" and bwrap[shm - 1].endswith("/dev-shm")
+    assert bwrap[bwrap.index("--remount-ro"):bwrap.index("--remount-ro") + 2] == ["--remount-ro", "/dev"]
+    assert bwrap.index("--remount-ro") < shm  # /dev/shm stays writable on the read-only /dev
 
 
 def test_cpu_seconds_follow_the_cores_when_unpinned_and_the_threads_when_pinned():

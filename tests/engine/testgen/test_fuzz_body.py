@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +99,44 @@ def test_a_default_device_program_passes_torchs_teardown_checks(tmp_path):
     assert "leaked" not in output, output[-3000:]
     assert "fuzz seed 5: the sum is wrong" in output, output[-3000:]
     assert "PASSED test/test_leak.py::TestAfter::test_after" in output, output[-3000:]
+
+
+REAL = Path(__file__).resolve().parents[2] / "fixtures" / "torchfuzz" / "seed_9_default.py"
+
+
+def _real_test():
+    spec = FuzzTestSpec("test_fuzz_seed_9", REAL.read_text(), "pytorch", ("cpu",), ("cpu",),
+                        ("Found by fuzz seed 9.",), "fuzz seed 9: RuntimeError: gather(): Expected dtype int32/int64")
+    return fuzz_test(spec, "test/test_ops.py", None, "Fuzz repros.")
+
+
+def test_a_real_torchfuzz_program_reads_as_a_test_and_both_commits_are_lint_clean(tmp_path):
+    test = _real_test()
+    for name, text in (("marked", test.marked), ("unmarked", test.unmarked)):
+        assert "var_node_" not in text and "print(" not in text and "set_default_device" not in text
+        assert "with torch.device(device):" in text
+        assert "torch._dynamo.config.patch(capture_scalar_outputs=True)" in text
+        assert "result_compiled =" not in text and "compiled_program(*args)" in text  # run, not an unused local
+        (tmp_path / f"{name}.py").write_text(text)
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "F,E9",
+                           str(tmp_path / "marked.py"), str(tmp_path / "unmarked.py")], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    assert "expectedFailureCPU" in test.marked and "expectedFailure" not in test.unmarked
+
+
+@pytest.mark.torch
+@needs_bwrap
+def test_the_real_programs_test_fails_with_its_error_on_cpu_and_leaks_nothing_into_the_next_test(tmp_path):
+    (tmp_path / "test").mkdir()
+    after = ("\n\nclass TestAfter(TestCase):\n    def test_after(self):\n        import torch\n\n"
+             "        assert torch.get_default_device().type == 'cpu'\n"
+             "        assert not torch._dynamo.config.capture_scalar_outputs\n")
+    text = _real_test().unmarked.replace('\n\nif __name__', after + '\n\nif __name__')
+    (tmp_path / "test/test_ops.py").write_text(text)
+    result = TreeRunner(Sandbox(SandboxSpec()), tmp_path).run(
+        pytest_argv("test/test_ops.py", extra=["-rA", "-p", "no:hypothesispytest"]), 300)
+    output = result.output.text()
+    assert "leaked" not in output, output[-3000:]
+    assert "FAILED test/test_ops.py::TestFuzzSeed9CPU::test_fuzz_seed_9_cpu" in output, output[-3000:]
+    assert "RuntimeError: gather(): Expected dtype int32/int64 for index" in output, output[-3000:]
+    assert "PASSED test/test_ops.py::TestAfter::test_after" in output, output[-3000:]

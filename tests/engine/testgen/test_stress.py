@@ -110,6 +110,8 @@ def test_stress_test_reproduces_the_flaky_fixture_in_the_sandbox(tmp_path):
     assert measurement.failures >= 1 and measurement.errors == 0
     assert measurement.first_failure.startswith("AssertionError: cache returned a stale entry")
     assert measurement.workers == 2 and measurement.iterations >= measurement.failures
+    # The time to the first failure is measured from the start of the run, inside it.
+    assert measurement.first_failure_s is not None and 0 < measurement.first_failure_s <= measurement.elapsed_s
 
 
 def test_a_measurement_runs_its_minimum_iterations_even_past_its_window(tmp_path):
@@ -127,6 +129,7 @@ def test_a_measurement_runs_its_minimum_iterations_even_past_its_window(tmp_path
     measurement = parse_summary(result.output.text())
     assert measurement is not None, result.output.text()
     assert (measurement.iterations, measurement.failures, measurement.errors) == (4, 0, 0)
+    assert measurement.first_failure_s is None  # nothing failed: no time to a first failure
 
 
 def _feed(outcomes: list[str]) -> tuple[str | None, Sequential]:

@@ -40,13 +40,23 @@ def _run(world, params, **settings):
 
 def test_deterministic_failure_gets_a_verified_repro_branch_and_draft_pr_and_a_retry_keeps_them(ci_world):
     params = ci_params(ci_world.project, DETERMINISTIC_TEST, "ZeroDivisionError", "division by zero")
+    # The failing run was on another branch of the repository; the draft PR targets the default one.
+    params["workflow_run"] |= {"head_branch": "release/1.2", "default_branch": "main"}
     ctx, finished, state = _run(ci_world, params)
 
     assert finished.status == "succeeded", ctx.lines
     assert state["verdict"] == "deterministic"
     assert state["rerun"]["failures"] == state["rerun"]["runs"] >= 17  # ln(0.01)/ln(0.75)
     assert state["verification"]["xfailed"] and state["verification"]["counts"] == {"xfailed": 1}
-    assert state["test_created"] == "tests/scrub/test_divide_by_zero_repro.py"
+    # The failing test's own code, copied beside it (not a subprocess around the node id),
+    # verified to fail with the CI error without its marker, then to xfail with it.
+    assert state["test_created"] == "tests/test_calc.py"
+    generated = state["generated"]
+    assert "@pytest.mark.xfail(strict=True, reason='ZeroDivisionError: division by zero')\n" \
+        "def test_divide_by_zero_repro():\n    assert safe_divide(1, 0) == float(\"inf\")" in generated["source"]
+    assert "xfail" not in generated["unmarked"] and "subprocess" not in generated["source"]
+    assert generated["note"].startswith("copied from tests/test_calc.py::test_divide_by_zero as test_divide_by_zero_repro")
+    assert "without the marker: test FAILED" in generated["note"]
 
     branch = f"scrub/{params['fingerprint'][:12]}"
     tip = remote_branch_tip(ci_world.project.bare, branch)
@@ -60,6 +70,7 @@ def test_deterministic_failure_gets_a_verified_repro_branch_and_draft_pr_and_a_r
 
     pulls = ci_world.github.writes_to("POST", "/pulls")
     assert len(pulls) == 1 and pulls[0].json["draft"] is True and pulls[0].json["head"] == branch
+    assert pulls[0].json["base"] == "main"
     assert "**Status**: Success" in pulls[0].json["body"]
     assert not ci_world.github.writes_to("POST", "/comments")
 
@@ -116,7 +127,7 @@ def test_a_passing_test_is_not_reproducible_here_and_nothing_is_published(ci_wor
     # 44 clean runs decide "not reproducible"; they are scripted here (a real checkout and
     # pipeline around them): the sandboxed reruns are what the tests above exercise.
     runner = ScriptedRunner(b"1 passed in 0.01s\n", exit_code=0)
-    monkeypatch.setattr(stages, "tree_runner", lambda ctx, worktree: runner)
+    monkeypatch.setattr(stages, "tree_runner", lambda ctx, worktree, **_: runner)
     params = ci_params(ci_world.project, PASSING_TEST, "AssertionError", "assert 4 == 3")
     ctx, finished, state = _run(ci_world, params)
     assert finished.status == "failed"
@@ -155,7 +166,7 @@ def test_the_deterministic_hint_is_checked_not_trusted(ci_world, monkeypatch, tm
     job = CIJob.from_failure(params["repo"], params["failure"], params["workflow_run"], deterministic_hint=False)
     runner = ScriptedRunner()
     monkeypatch.setattr(stages, "ensure_checkout", lambda ctx, job: tmp_path)
-    monkeypatch.setattr(stages, "tree_runner", lambda ctx, worktree: runner)
+    monkeypatch.setattr(stages, "tree_runner", lambda ctx, worktree, **_: runner)
     state = CIState(job=job, node_id=DETERMINISTIC_TEST)
     output = rerun_stage(ci_world.context(params), state).output
     assert output["verdict"] == "deterministic" and output["hint_confirmed"] is False

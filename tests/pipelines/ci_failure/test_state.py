@@ -12,7 +12,7 @@ STORED = {
     "job": {"repo": "o/r", "head_sha": "abc", "test": "tests/test_x.py::test_y", "exception": "ZeroDivisionError",
             "message": "division by zero", "kind": "exception", "signature": "f" * 64, "job_name": "tests",
             "run_url": "", "base": "main", "deterministic_hint": None, "existing_test": "", "prompt": "",
-            "ref": ""},
+            "ref": "", "classified": ""},
     "worktree": "/data/git/worktrees/run-1", "commit": "abc", "node_id": "tests/test_x.py::test_y",
     "test_file": "tests/test_x.py", "owners": ["@core"], "authors": ["ann"], "phase_reproduce_started": 100.5,
     "rerun": {"runs": 5, "failures": 5, "rate": 1.0, "interval": [0.57, 1.0]}, "rerun_output": "E ZeroDivisionError",

@@ -52,7 +52,8 @@ def _ingest(gh, store, run_id: int, tmp_path, threshold: int = 2) -> MemoryRunCo
         github=GitHubClient(token=gh.token or "t", base_url=gh.url),
         settings=Settings(data_dir=tmp_path / "data", ci_repeat_threshold=threshold),
         params={"repo": REPO, "workflow_run_id": run_id, "run_attempt": 1, "name": "CI",
-                "url": f"https://github.com/{REPO}/actions/runs/{run_id}"},
+                "url": f"https://github.com/{REPO}/actions/runs/{run_id}", "event": "push",
+                "head_branch": "main", "default_branch": "main", "head_repository": REPO},
         signatures=store,
     )
     result = run_pipeline(ci_ingest.STAGES, ctx, any_queue=True)

@@ -142,7 +142,8 @@ def test_a_run_resumed_on_the_cpu_queue_hands_an_accelerator_fuzz_stage_to_the_g
     ctx = MemoryRunContext(settings=Settings(data_dir=tmp_path), queue=CPU_QUEUE, params={"repo": "acme/tlib"})
     ctx.stages = [StageRecord("inputs", "done", output={"job": {"repo": "acme/tlib", "seed": 4}}),
                   StageRecord("checkout", "done", output={"config": {"devices": ["cpu", "cuda"]}})]
-    assert run_pipeline(STAGES, ctx) == Handoff(queue=GPU_QUEUE, stage="fuzz")
+    # The build is chosen on the worker that runs the code: a GPU worker picks an accelerator build.
+    assert run_pipeline(STAGES, ctx) == Handoff(queue=GPU_QUEUE, stage="build")
 
 
 def test_bad_inputs_halt_the_run_and_every_later_stage_skips(tmp_path):
@@ -153,7 +154,7 @@ def test_bad_inputs_halt_the_run_and_every_later_stage_skips(tmp_path):
     assert ctx.completed_stages()["inputs"]["halt"] == {"reason": reason, "status": "Failed", "phase": "",
                                                         "stage": ""}
     skipped = [r.stage for r in ctx.stages if r.status == "skipped" and r.summary == f"skipped: {reason}"]
-    assert skipped == ["checkout", "fuzz", "reproduce", "minimize", "test", "publish"]  # fix: no command set
+    assert skipped == ["checkout", "build", "fuzz", "reproduce", "minimize", "diagnose", "test", "publish"]  # fix: no command
     assert "**Status**: Failed" in ctx.artifacts["report.md"][1] and reason in ctx.artifacts["report.md"][1]
 
 
@@ -175,7 +176,7 @@ def test_a_run_halted_under_the_dict_based_state_resumes_and_reports_its_halt(tm
     finished = run_pipeline(STAGES, ctx, any_queue=True)
     assert finished.status == "failed" and finished.verdict == "failed: no failing test"
     skipped = [r.stage for r in ctx.stages if r.status == "skipped" and r.summary == f"skipped: {halt['reason']}"]
-    assert skipped == ["minimize", "test", "publish"]
+    assert skipped == ["minimize", "diagnose", "test", "publish"]
     report = ctx.artifacts["report.md"][1]
     assert "**Status**: Failed" in report and halt["reason"] in report and "cpu: passes" in report
     assert ctx.artifacts["fuzzed_program.py"] == ("repro", program)

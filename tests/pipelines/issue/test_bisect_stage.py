@@ -64,7 +64,7 @@ def scrub_bisect(monkeypatch, world: World, now: dict, *, reported: dict | None 
         "triage": {"decision": "actionable", "reason": "a repro", "add_labels": [], "remove_labels": []},
         "reproduction": now, "verdict": now["verdict"],
     }
-    run_pipeline([s for s in STAGES if s.name in ("bisect", "report")], ctx, state, any_queue=True)
+    run_pipeline([s for s in STAGES if s.name in ("bisect", "publish", "report")], ctx, state, any_queue=True)
     merged = dict(state)
     for record in ctx.stages:
         merged.update(record.output)

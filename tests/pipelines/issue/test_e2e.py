@@ -139,3 +139,52 @@ def test_an_untrusted_repro_waits_until_a_collaborator_approves(fake_github, ser
     (comment,) = fake_github.comments(repo, number)  # the notice, edited into the verdict
     assert comment["body"].startswith("This issue still reproduces")
 
+
+
+# Fails on every other run inside one process (a stale-state bug): a fresh interpreter's first run
+# fails, so the issue reproduces; the stress test's in-process repetition shows the rate.
+LEAKY = ("import builtins\nruns = getattr(builtins, '_scrub_runs', 0) + 1\nbuiltins._scrub_runs = runs\n"
+         "if runs % 2 == 1:\n    raise RuntimeError(f'stale cache entry on run {runs}')\n")
+
+
+def test_scrub_stress_puts_the_failure_rate_and_the_time_to_the_first_failure_in_the_comment(
+        fake_github, serve, tmp_path):
+    repo, log = "Codertocat/Hello-World", tmp_path / "serve.log"
+    fake_github.add_collaborator(repo, "Codertocat")  # write: labels and commands
+    fake_github.add_collaborator(repo, "reed", "read")
+    body = (f"{FENCE}python\n{LEAKY}{FENCE}\n\n{FENCE}\nTraceback (most recent call last):\n  File \"x.py\", line 5\n"
+            f"RuntimeError: stale cache entry on run 1\n{FENCE}")
+    number = fake_github.add_issue(repo, 1, title="stale cache", body=body, user="Codertocat")["number"]
+    run = wait_for_run(serve, post_webhook(serve, "issues", labeled_payload(repo, number)).json()["run_id"], log)
+    assert (run["status"], run["verdict"]) == ("succeeded", "reproduces"), run
+
+    def stress_stage() -> dict:
+        detail = httpx.get(f"{serve}/api/v1/runs/{run['id']}", timeout=10).json()
+        return next((s for s in detail["stages"] if s["stage"] == "stress"), {})
+
+    assert stress_stage()["status"] == "skipped"  # not asked: every issue run records it so
+
+    # Who may run it: as every /scrub word, someone with write permission; a reader gets told.
+    refused = post_webhook(serve, "issue_comment", comment_payload(repo, number, "reed", "/scrub stress"))
+    assert refused.status_code == 202, refused.text
+    deadline = time.monotonic() + RUN_DEADLINE_S
+    while not any(c["body"].startswith("@reed ") for c in fake_github.comments(repo, number)):
+        assert time.monotonic() < deadline, log.read_text()[-4000:]
+        time.sleep(0.5)
+    assert stress_stage()["status"] == "skipped"
+
+    answer = post_webhook(serve, "issue_comment", comment_payload(repo, number, "Codertocat", "/scrub stress"))
+    assert answer.status_code == 202, answer.text
+    deadline = time.monotonic() + RUN_DEADLINE_S * 2
+    while (stress_stage().get("output") or {}).get("stress") is None or \
+            httpx.get(f"{serve}/api/v1/runs/{run['id']}", timeout=10).json()["status"] != "succeeded":
+        assert time.monotonic() < deadline, log.read_text()[-4000:]
+        time.sleep(1)
+    found = stress_stage()["output"]["stress"]
+    assert found["measured"] and found["failures"] >= 1 and 0 < found["first_failure_s"] <= found["elapsed_s"], found
+    ours = [c["body"] for c in fake_github.comments(repo, number) if "<!-- scrubbot:run=" in c["body"]]
+    assert len(ours) == 1, ours  # the verdict comment, edited: never a second one
+    assert ours[0].startswith("This issue still reproduces")
+    assert f"{found['failures']} of {found['iterations']} runs failed" in ours[0]
+    assert f"the first failure came after {found['first_failure_s']:.1f} s" in ours[0]
+    assert "stale cache entry" in ours[0]

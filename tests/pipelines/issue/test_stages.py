@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from app import approvals
 from app.github.client import GitHubClient
 from app.pipelines.base import Finished, run_pipeline
 from app.pipelines.memory import MemoryRunContext
@@ -36,6 +37,9 @@ def traceback(line: str) -> str:
 
 
 def settings(**overrides) -> Settings:
+    """Experiments and the offered test are off unless a test turns them on (test_diagnosis.py,
+    test_testcase.py cover them)."""
+    overrides = {"experiments_budget_s": 0, "offer_tests": False, **overrides}
     return Settings(sandbox="bwrap", repro_timeout=overrides.pop("repro_timeout", 20), **overrides)
 
 
@@ -275,11 +279,34 @@ def test_an_untrusted_risky_repro_waits_for_approval_then_runs(fake_github):
     assert "/scrub approve" in notice and "os.system" in notice
     assert "reproduce" not in [r.stage for r in ctx.stages]
 
-    ctx.params["approved_by"] = "maintainer"  # what `/scrub approve` sets
+    shown = next(r for r in ctx.stages if r.stage == "review").output[approvals.OUTPUT_KEY]
+    held = state_of(ctx).repro.source  # the code the run holds, which the approval view shows
+    assert held.strip() == source and shown == approvals.digest(held)
+    ctx.params.update(approvals.approve(ctx.params, "maintainer", shown))  # what `/scrub approve` sets
     finished, ctx = scrub(fake_github, number, ctx=ctx)
     assert finished.verdict == "reproduces"
     (comment,) = our_comments(fake_github, number)  # the notice was edited, not a second comment
     assert comment.startswith("This issue still reproduces")
+
+
+def test_an_approval_is_of_the_code_approved_not_of_the_run(fake_github):
+    """Repro A approved; the author edits the issue to repro B; a retry (the run's stages
+    forgotten, its params kept, as `/scrub retry` and a relabel of a stranded run do) must not
+    run B under A's approval."""
+    source_a = "import os\nos.system('echo a')\nraise RuntimeError('boom')"
+    number = fake_github.add_issue(REPO, title="bug", body=py(source_a) + "\n" + traceback("RuntimeError: boom"),
+                                   user="stranger")["number"]
+    _, ctx = scrub(fake_github, number)
+    ctx.params.update(approvals.approve(ctx.params, "maintainer", approvals.digest(state_of(ctx).repro.source)))
+    source_b = "import os\nos.system('echo b > /tmp/b')\nraise RuntimeError('boom')"
+    fake_github.issue(REPO, number)["body"] = py(source_b) + "\n" + traceback("RuntimeError: boom")
+    finished, retried = scrub(fake_github, number, **ctx.params)  # a fresh run, the same params
+    assert finished.status == "awaiting_approval"
+    assert [r.stage for r in retried.stages][-1] == "review"  # B did not run
+    review = next(r for r in retried.stages if r.stage == "review")
+    assert "maintainer approved other code" in review.summary
+    assert state_of(retried).repro.source.strip() == source_b
+    assert review.output[approvals.OUTPUT_KEY] == approvals.digest(state_of(retried).repro.source)
 
 
 def test_a_clean_repro_by_a_stranger_also_waits(fake_github):

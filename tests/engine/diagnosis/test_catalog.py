@@ -1,10 +1,11 @@
-"""The error-pattern catalog: each pattern recognises its error, the most specific wins."""
+"""The error-pattern catalog: each pattern recognises its error, the most specific wins, and
+carries the experiments that test it."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.engine.cilogs.diagnose import CATALOG, diagnose
+from app.engine.diagnosis.catalog import CATALOG, diagnose
 
 EXAMPLES = {
     "device_side_assert": "RuntimeError: CUDA error: device-side assert triggered",
@@ -23,11 +24,28 @@ EXAMPLES = {
     "timeout_hang": "Failed: Timeout >300.0s",
     "segfault": "Fatal Python error: Segmentation fault",
     "tolerance_mismatch": "AssertionError: Tensor-likes are not close!\nMismatched elements: 3 / 100 (3.0%)",
+    "cpu_oom": "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: "
+               "you tried to allocate 40000000000 bytes. Error code 12 (Cannot allocate memory)",
+    "compile_failure": "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nLoweringException: x",
 }
 
 
-def test_every_catalog_entry_has_an_example():
-    assert {pattern.name for pattern in CATALOG} == set(EXAMPLES)
+def test_every_catalog_entry_with_a_regex_has_an_example():
+    assert {pattern.name for pattern in CATALOG if pattern.regex is not None} == set(EXAMPLES)
+
+
+def test_patterns_without_a_regex_apply_by_a_condition_on_the_repro():
+    assert all(pattern.when is not None for pattern in CATALOG if pattern.regex is None)
+
+
+def test_the_rows_that_seed_003_names_experiments_for_carry_them():
+    experiments = {pattern.name: {e.name for e in pattern.experiments} for pattern in CATALOG}
+    assert {"backends", "dynamic_shapes", "dynamo_reset", "compare_with_eager"} <= experiments["compile_failure"]
+    assert {"cuda_launch_blocking", "on_cpu"} <= experiments["device_side_assert"]
+    assert {"first_nonfinite", "detect_anomaly", "float64"} <= experiments["nan_inf"]
+    assert experiments["dataloader_worker_died"] == {"num_workers_0"}
+    assert {"deterministic_algorithms", "one_thread", "fixed_seeds", "hash_seed"} <= experiments["nondeterminism"]
+    assert experiments["cpu_oom"] == experiments["cuda_oom"] == {"smaller_sizes"}
 
 
 @pytest.mark.parametrize(("name", "text"), sorted(EXAMPLES.items()))
