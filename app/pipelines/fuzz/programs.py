@@ -62,8 +62,12 @@ def exception_class(error: str) -> str:
     return error.split(":", 1)[0].strip().rsplit(".", 1)[-1]
 
 
-def with_device(prologue: str, body: str) -> str:
-    """`body` with the device statement `prologue` after its leading imports (see the module doc)."""
+def with_device(prologue: str, body: str, *, same_lines: bool = False) -> str:
+    """`body` with the device statement `prologue` after its leading imports (see the module doc).
+
+    `same_lines`: a one-line statement joins the last import's line (`import torch; torch.set_...`),
+    so every line of `body` keeps its number: the minimizer reads a candidate's traceback against
+    the candidate it made (the failing line's operations), not against this program."""
     if not prologue:
         return body
     try:
@@ -77,6 +81,11 @@ def with_device(prologue: str, body: str) -> str:
         if not (is_doc or isinstance(node, (ast.Import, ast.ImportFrom))):
             break
         cut = node.end_lineno or node.lineno
+    if same_lines and cut and prologue.strip() and "\n" not in prologue.strip():
+        end = max((n.end_col_offset or 0) for n in tree.body if (n.end_lineno or n.lineno) == cut)
+        line = lines[cut - 1]
+        lines[cut - 1] = line[:end] + "; " + prologue.strip() + line[end:]
+        return "".join(lines)
     return "".join(lines[:cut]) + prologue + "".join(lines[cut:])
 
 

@@ -240,7 +240,7 @@ def minimize_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     def run(source: str, timeout_s: float):
         """A candidate fails as the original on the failing device AND passes where the
         original passed (else it is a different bug: judged as passing)."""
-        candidate = with_device(prologue, source)
+        candidate = with_device(prologue, source, same_lines=True)  # its lines where the minimizer reads them
         result = runner.run(candidate, timeout_s)
         if passing is None or not expected.matches(signature_of(result, candidate)):
             return result

@@ -34,3 +34,15 @@ def test_the_minimize_stage_gets_the_phase_less_what_the_test_stage_needs():
     assert candidate_timeout(runs, ceiling=120.0) == 80.0  # 4 x the slowest run
     assert candidate_timeout([DeviceRun("cpu", True, "e", seconds=1.0)], ceiling=120.0) == 10.0
     assert candidate_timeout(runs, ceiling=30.0) == 30.0
+
+
+def test_a_candidate_keeps_its_line_numbers_with_the_device_on_the_import_line():
+    # the minimizer reads a candidate's traceback against the candidate it made: a device
+    # statement on a line of its own moved every line by one, and each candidate's failing line
+    # read as another (the fuzz stage then kept the whole program: "the oracle rejects the program")
+    prologue = "torch.set_default_device('cpu')\n"
+    body = "import torch  # the library\nx = torch.ones(2)\nprint(x.mean())\n"
+    placed = with_device(prologue, body, same_lines=True)
+    assert placed == "import torch; torch.set_default_device('cpu')  # the library\nx = torch.ones(2)\nprint(x.mean())\n"
+    assert placed.splitlines()[1:] == body.splitlines()[1:]
+    assert with_device(prologue, "x = 1\n", same_lines=True) == prologue + "x = 1\n"  # no import: in front
