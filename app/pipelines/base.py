@@ -131,15 +131,20 @@ def run_pipeline(
 
     `any_queue` runs every stage here whatever its queue (the CLI, the embedded worker).
     An unexpected exception in a required stage is recorded as a failed stage and re-raised
-    so the shell can decide to retry; the stages done before it stay done. The stage event
+    so the shell can decide to retry; the stages done before it stay done. An optional stage's
+    is recorded and the run goes on without it, then and when it resumes (after a handoff,
+    say): a failed optional stage is not run again unless its record is removed (a retry). The stage event
     holds the status, summary and timing; the output holds only what the stage produced.
     """
     data: State = dict(state or {})
     done = ctx.completed_stages()
+    failed = {s.stage for s in ctx.stage_summaries() if s.status == StageStatus.failed}
     for stage in stages:
         if stage.name in done:
             data.update(done[stage.name])
             continue
+        if stage.optional and stage.name in failed:
+            continue  # it failed on an earlier pass (on this worker or a repro worker) and the run went on
         view = stage.state.load(data)
         wanted = stage.queue(view)
         if not any_queue and wanted != ctx.queue:
