@@ -23,7 +23,14 @@ from app.engine.envs.variants import build_from_version_py
 from app.github.client import GitHubClient
 from app.pipelines.kit import builds
 from app.settings import Settings
-from tests.fakes.culprit_world import NEW_RELEASE, OLD_RELEASE, REPO, REPORTED, REPRO, make_culprit_world
+from tests.fakes.culprit_world import (
+    NEW_RELEASE,
+    OLD_RELEASE,
+    REPO,
+    REPORTED,
+    REPRO,
+    make_culprit_world,
+)
 from tests.fakes.fake_github import fake_github  # noqa: F401  (fixture)
 from tests.fakes.torch_nightlies import WheelIndex
 from tests.foundation import migrated_database
@@ -127,8 +134,9 @@ def test_an_issue_s_regression_is_named_by_its_pr_with_its_repro_stages_on_a_hos
     (comment,) = fake_github.comments(REPO, 77)
     assert "Culprit: regressed in #2006" in comment["body"] and world.pulls[world.culprit] == 2006
     # The code ran on the repro side; the GitHub reads on the trusted side, between its jobs.
-    assert split.jobs == [("reproduce", "repro-cpu"), ("culprit_commits", "repro-cpu"), ("minimize", "repro-cpu")]
-    assert split.on_repro == ["reproduce", "bisect", "culprit_commits", "minimize", "stress"]
+    assert split.jobs == [("reproduce", "repro-cpu"), ("culprit_commits", "repro-cpu")]
+    assert split.on_repro == ["reproduce", "bisect", "culprit_commits", "minimize", "stress", "diagnose", "test",
+                              "place_test"]
     assert [stages[s].status for s in ("culprit_range", "culprit_commits", "culprit_pr")] == ["done"] * 3
     # The culprit commit's Python reached the repro side in the state: its overlay is what was probed.
     texts = stages["culprit_range"].output["narrowing"]["contents"].values()

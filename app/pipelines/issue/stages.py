@@ -83,7 +83,6 @@ def _code_queue(state: IssueState) -> str:
     return GPU_QUEUE if state.needs_cuda else CPU_QUEUE
 
 
-
 def _slim(post: dict[str, Any]) -> dict[str, Any]:
     keys = ("number", "title", "body", "state", "state_reason", "html_url", "created_at", "author_association", "id")
     user = post.get("user") or {}

@@ -65,7 +65,8 @@ def waiting(step: str) -> Callable[[Any], bool]:
 
 def range_stage(state: Any, idle: QueueRule) -> Stage:
     """`culprit_range` over the kind's state class `state`."""
-    return Routed(waiting(RANGE), read_commits, on_default, idle, "no commit range to read").stage("culprit_range", state)
+    return Routed(waiting(RANGE), read_commits, on_default, idle,
+                  "no commit range to read").stage("culprit_range", state)
 
 
 def commits_stage(state: Any, code_queue: QueueRule, idle: QueueRule, search_of: SearchOf) -> Stage:
