@@ -74,6 +74,7 @@ class Verdict(StrEnum):
     duplicate = "duplicate"
     feature = "feature"
     better_engineering = "better-engineering"
+    documentation = "documentation"
     tracker = "tracker"
     needs_reproduction = "needs-reproduction"
     screenshot_only = "screenshot-only"

@@ -47,7 +47,7 @@ ACCEPTED = {
     "fixed": {"fixed"},
     "inconclusive": {"inconclusive"},
     "needs_reproduction": {"needs-reproduction", "screenshot-only"},
-    "not_actionable": {"feature", "better-engineering", "tracker", "closed", "duplicate"},
+    "not_actionable": {"feature", "better-engineering", "documentation", "tracker", "closed", "duplicate"},
     "needs_gpu": {"unavailable-hardware"},
 }
 # verdicts that only say "cannot tell (yet)": they close nothing and claim nothing about the bug

@@ -26,6 +26,7 @@ from app.engine.envs.history import classify, changed_paths, distance, release_t
 from app.engine.envs.index import IndexUnavailable, Wheel, torch_wheels
 from app.engine.envs.variants import TorchBuild, build_from_version_py, preference, usable_on, variant_of
 from app.engine.git.repo import git
+from app.engine.git.tree import Checkout
 
 NEARBY_NIGHTLIES = 3  # ancestors compared once found, newest first
 
@@ -84,10 +85,11 @@ class BuildPlan:
         return f"{what}, the commit's own build (no overlay)"
 
 
-def is_pytorch(root: Path) -> bool:
-    """A checkout of PyTorch itself: its Python package and its C++ sources side by side."""
-    return (root / "torch" / "__init__.py").is_file() and (root / "torch" / "csrc").is_dir() \
-        and not (root / "torch").is_symlink()
+def is_pytorch(root: Checkout | Path) -> bool:
+    """A checkout of PyTorch itself: its Python package and its C++ sources side by side (read
+    through the checkout's door: a link on the way counts as absent)."""
+    checkout = Checkout.of(root)
+    return checkout.is_file("torch/__init__.py") and checkout.is_dir("torch/csrc")
 
 
 def _candidates(wheels: list[Wheel], before: str, sources: BuildSources) -> list[Wheel]:
@@ -129,7 +131,7 @@ def _release(version: str, sources: BuildSources) -> tuple[str, str] | None:
     return usable[0] if usable else None
 
 
-def plan_build(root: Path, mirror: Path, commit: str, sources: BuildSources,
+def plan_build(root: Checkout | Path, mirror: Path, commit: str, sources: BuildSources,
                peek: Callable[[Wheel], str]) -> BuildPlan:
     """The build that runs `commit`'s checkout at `root` (see the module docstring)."""
     if not is_pytorch(root):

@@ -22,7 +22,7 @@ from typing import Any
 from app.engine.minimize.size import code_lines  # the project's one measure of repro size
 from app.engine.issue import loose
 from app.engine.issue.python_names import parse_python, undefined_names  # re-exported: one definition of "defined"
-from app.engine.issue.triage import Triage, needs_cuda, triage  # re-exported: the issue stage API
+from app.engine.issue.triage import Triage, duplicate_of, needs_cuda, triage  # re-exported: the issue stage API
 from app.engine.issue.reported import ReportedError, last_exception, reported_error  # re-exported
 from app.engine.issue.repro import Repro  # re-exported
 
@@ -32,6 +32,7 @@ _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")
 _PYTHON_LANGS = {"python", "py", "python3", "py3", "pytorch", "ipython"}
 _UNTAGGED = {"", "code"}
 _MARKER = "<!-- scrubbot:"
+_IPYTHON_PROMPT = re.compile(r"^\s*In \[\d*\]: ", re.MULTILINE)  # `In [3]: x.sum()` parses as an annotation
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ def is_python_block(block: CodeBlock) -> bool:
     """
     if block.lang not in _PYTHON_LANGS | _UNTAGGED or not block.text.strip():
         return False
-    if "Traceback (most recent call last)" in block.text or block.text.lstrip().startswith(">>>"):
-        return False
+    if "Traceback (most recent call last)" in block.text or block.text.lstrip().startswith(">>>") or _IPYTHON_PROMPT.search(
+            block.text):
+        return False  # a transcript: its input lines are taken by `candidates.repl_source`
     tree = parse_python(block.text)
     if tree is None:
         return False
@@ -185,7 +187,7 @@ def has_images(markdown: str | None) -> bool:
 
 
 __all__ = [
-    "CodeBlock", "Repro", "ReportedError", "Triage", "code_blocks", "code_lines", "has_images",
+    "CodeBlock", "Repro", "ReportedError", "Triage", "code_blocks", "code_lines", "duplicate_of", "has_images",
     "is_python_block", "is_self_contained", "post_scripts", "last_exception", "undefined_names", "needs_cuda", "repro_candidates", "reported_error",
     "select_repro", "triage",
 ]

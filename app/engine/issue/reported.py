@@ -2,7 +2,11 @@
 
 `reported_error(*texts, title=...)` returns a `ReportedError` or None. Per text, in order:
 
-1. a crash (`Segmentation fault`, `core dumped`, `SIGSEGV`) or a hang (`hangs`, `deadlock`);
+1. a crash, with the signals it may die of: a segfault (`Segmentation fault`, `SIGSEGV`, `core
+   dumped`: kind `segfault`), or (kind `crash`) an abort (`Aborted`, `terminate called after
+   throwing`), a floating point exception, a bus error, an illegal instruction, or glibc's heap
+   checks (`free(): invalid pointer`, `double free or corruption`: an abort, or a segfault or
+   bus error when the corruption goes unnoticed); or a hang (`hangs`, `deadlock`);
 2. the last exception of a traceback: fenced, quoted, inside `<details>`, pasted bare, or
    IPython's form (`RuntimeError    Traceback (most recent call last)` ... `RuntimeError: msg`;
    terminal colour codes removed); or one the repro names in a comment line
@@ -11,6 +15,10 @@
 4. `INTERNAL ASSERT FAILED at "file.cpp":N` in prose (PyTorch's internal asserts are
    `RuntimeError`s; they match by that phrase and the source file, not by line numbers);
 5. an exit code the report gives on purpose ("exits with code 1", "exit status 3").
+
+Failing all texts and the title (below), a message the repro quotes without its class, as a
+comment under its last call (`res.sum().backward()` then `# Subtraction, the - operator, with a
+bool tensor is not supported...`): an `exception` with no class, matched by its message.
 
 Then, when no text names one, an exception class named in the title alone
 ("BackendCompilerFailed when compiling ...") is the reported class, with no message.
@@ -28,6 +36,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from app.engine.issue import loose
+from app.engine.issue.python_names import parse_python
 
 Json = dict[str, Any]
 
@@ -40,6 +49,19 @@ _EXCEPTION_LINE = re.compile(
 _IPYTHON_HEADER = re.compile(r"^\s*(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Failed|Unsupported))"
                              r"\s{2,}Traceback \(most recent call last\)", re.MULTILINE)
 _SEGFAULT = re.compile(r"segmentation fault|segfault|sigsegv|core dumped", re.IGNORECASE)
+_NAMED_SEGFAULT = re.compile(r"segmentation fault|segfault|sigsegv", re.IGNORECASE)
+# Crashes other than a segfault, and the signals each may die of (checked before `_SEGFAULT`,
+# whose "core dumped" ends "Aborted (core dumped)" and "Floating point exception (core dumped)").
+_CRASHES = (
+    (re.compile(r"floating point exception|\bSIGFPE\b", re.I), ("SIGFPE",)),
+    (re.compile(r"free\(\): invalid|double free or corruption|corrupted (?:size|double-linked|top size)|"
+                r"malloc\(\): (?:corrupted|invalid|memory corruption)|munmap_chunk\(\): invalid|malloc_consolidate\(\)",
+                re.I), ("SIGABRT", "SIGSEGV", "SIGBUS")),
+    (re.compile(r"^\s*Aborted\b|\bAborted \(core dumped\)|terminate called after throwing|\bSIGABRT\b", re.M),
+     ("SIGABRT",)),
+    (re.compile(r"\bbus error\b|\bSIGBUS\b", re.I), ("SIGBUS",)),
+    (re.compile(r"illegal instruction|\bSIGILL\b", re.I), ("SIGILL",)),
+)
 _HANG = re.compile(r"\b(?:hangs?|hanging|hung|deadlocks?|deadlocked|stuck|freezes?|never (?:returns|finishes))\b", re.IGNORECASE)
 _INTERNAL_ASSERT = re.compile(r"INTERNAL ASSERT FAILED(?: at \"?(?P<file>[^\s\":]+)\"?(?::\d+)?)?[^\n]*")
 _EXIT_CODE = re.compile(r"\b(?:exit(?:s|ed)?|returns?|terminates?)\s+(?:with\s+)?(?:an?\s+)?(?:exit\s+)?"
@@ -52,19 +74,24 @@ _TRACEBACK = "Traceback (most recent call last)"
 
 @dataclass(frozen=True)
 class ReportedError:
-    kind: str  # "exception", "segfault", "hang" or "exit"
-    exception: str = ""
+    kind: str  # "exception", "segfault", "crash", "hang" or "exit"
+    exception: str = ""  # "" for a message quoted without its class
     message: str = ""
     line: str = ""  # the user's statement the reported traceback ends at ("" when not shown)
     exit_code: int | None = None  # kind "exit": the code the report says the script gives
+    signals: tuple[str, ...] = ()  # kind "crash": the signals it may die of ("SIGABRT", "SIGFPE")
 
     @property
     def expect(self) -> str:
         """The `--expect` form the reproduce engine matches on ("Class: message")."""
         if self.kind == "exit":
             return f"exit code {self.exit_code}"
+        if self.kind == "crash":
+            return f"crash ({', '.join(self.signals)})"
         if self.kind != "exception":
             return self.kind
+        if not self.exception:
+            return self.message
         return f"{self.exception}: {self.message}" if self.message else self.exception
 
     def to_dict(self) -> Json:
@@ -73,12 +100,19 @@ class ReportedError:
             del data["line"]
         if data["exit_code"] is None:
             del data["exit_code"]
+        if data["signals"]:
+            data["signals"] = list(self.signals)
+        else:
+            del data["signals"]
         return data | {"expect": self.expect}
 
     @classmethod
     def from_dict(cls, data: Json) -> ReportedError:
         """From `to_dict()` (`expect` is derived)."""
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+        found = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        if "signals" in found:
+            found["signals"] = tuple(found["signals"] or ())
+        return cls(**found)
 
 
 def last_exception(text: str) -> ReportedError | None:
@@ -125,10 +159,20 @@ def _from_blocks(text: str) -> ReportedError | None:
     return commented
 
 
+def _crash(text: str) -> ReportedError | None:
+    """The crash `text` describes: its signals (kind `crash`), or a plain segfault."""
+    signals = [signal for pattern, names in _CRASHES if pattern.search(text) for signal in names]
+    if signals and _NAMED_SEGFAULT.search(text):
+        signals.append("SIGSEGV")
+    if signals:
+        return ReportedError("crash", signals=tuple(dict.fromkeys(signals)))
+    return ReportedError("segfault") if _SEGFAULT.search(text) else None
+
+
 def _one_text(text: str) -> ReportedError | None:
     text = _ANSI.sub("", text)
-    if _SEGFAULT.search(text):
-        return ReportedError("segfault")
+    if crash := _crash(text):
+        return crash
     if found := _from_blocks(text):
         return found
     bare = loose.traceback_tail(text)
@@ -154,12 +198,53 @@ def _one_text(text: str) -> ReportedError | None:
 
 def reported_error(*texts: str | None, title: str | None = None) -> ReportedError | None:
     """The error the reporter saw, from the first text that names one; failing that, an
-    exception class the title names."""
+    exception class the title names; failing that, a message a repro quotes in a comment
+    under its last call."""
     for text in filter(None, texts):
         if found := _one_text(text):
             return found
     named = _TITLE_CLASS.search(_ANSI.sub("", title or ""))
-    return ReportedError("exception", named.group("name")) if named else None
+    if named:
+        return ReportedError("exception", named.group("name"))
+    for text in filter(None, texts):
+        if found := _quoted_message(text):
+            return found
+    return None
+
+
+# An error message, not a remark or a printed value: PyTorch's messages say what is wrong.
+_ERROR_CUE = re.compile(r"\b(?:not supported|unsupported|must(?: not| be)?|invalid|cannot|can't|unable to|error|failed|"
+                        r"not implemented|out of (?:range|bounds)|mismatch|does not match|no attribute|is not defined|"
+                        r"illegal|expected .{1,60}\bbut (?:got|found|received))\b", re.I)
+_NOT_A_MESSAGE = re.compile(r"^\W*(?:output|outputs|prints?|printed|returns?|result|gives?|got|expected|should|correct|"
+                            r"works?|ok|todo|note|this|here|see|->|=>)\b|tensor\(|^\W*$", re.I)
+_QUOTED_MIN = 20  # characters: shorter comments are remarks, not a message to match
+
+
+def _quoted_message(text: str) -> ReportedError | None:
+    """A message the last python block quotes without its class: the comment lines after its
+    last statement, or that statement's own trailing comment."""
+    from app.engine.issue.markdown import code_blocks, is_python_block  # (markdown re-exports this module)
+
+    blocks = [b for b in code_blocks(loose.plain_text(text)) if is_python_block(b)]
+    for block in reversed(blocks):
+        comment = _trailing_comment(block.text)
+        if comment and len(comment) >= _QUOTED_MIN and _ERROR_CUE.search(comment) and not _NOT_A_MESSAGE.search(comment):
+            return ReportedError("exception", "", comment)
+    return None
+
+
+def _trailing_comment(code: str) -> str:
+    lines = [line.rstrip() for line in code.splitlines() if line.strip()]
+    tail: list[str] = []
+    while lines and lines[-1].lstrip().startswith("#"):
+        tail.insert(0, lines.pop().lstrip().lstrip("#").strip())
+    if not tail and lines and (inline := _INLINE_COMMENT.match(lines[-1])) and parse_python(inline.group("code").strip()):
+        tail = [inline.group("comment").strip()]
+    return " ".join(part for part in tail if part)
+
+
+_INLINE_COMMENT = re.compile(r"^(?P<code>.*?\S)\s+#\s*(?P<comment>\S.*)$")
 
 
 _VERSION = re.compile(r"(?:PyTorch version|torch(?:\s*version)?|torch==|torch\.__version__\W*)\s*:?\s*"

@@ -6,6 +6,8 @@
   compares against a GPU result ("wrong on CPU, correct on GPU"): the CPU computation is the
   bug, the `.cuda()` line only a reference.
 - `cpu_is_the_wrong_side(text)`: the report says the CPU result is the wrong one.
+- `never_runs(source)`: what a script defines when it never calls anything (a model pasted
+  without the lines that use it).
 """
 
 from __future__ import annotations
@@ -52,6 +54,28 @@ def checks_itself(source: str) -> bool:
         if isinstance(node, ast.Call) and _ASSERT_CALL.match(_call_name(node)):
             return True
     return False
+
+
+def never_runs(source: str) -> list[str]:
+    """The functions and classes a script defines when nothing outside a function body calls
+    anything (no call, no decorator): a model pasted without the lines that use it runs
+    clean whatever the bug. [] when it runs something, defines nothing or does not parse."""
+    tree = _parse(source)
+    if tree is None:
+        return []
+    defined = [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    if not defined:
+        return []
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Call) or getattr(node, "decorator_list", None):
+            return []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            pending.extend(getattr(node.args, "defaults", []) + [d for d in node.args.kw_defaults if d is not None])
+            continue  # a function body runs only when called
+        pending.extend(ast.iter_child_nodes(node))
+    return defined
 
 
 def cpu_is_the_wrong_side(text: str) -> bool:
@@ -135,11 +159,27 @@ _WINDOWS = re.compile(r"\b[A-Z]:\\|~\\AppData|\\site-packages\\|OS:\s*Microsoft 
 _MACOS = re.compile(r"OS:\s*macOS|\bmacOS\b|\bDarwin\b|\bApple M[1-4]\b|\barm64-apple\b")
 
 
-def reported_platform(text: str) -> str | None:
+_ARCHITECTURES = {  # a machine name (`platform.machine()`) -> how reports name it
+    "aarch64": re.compile(r"\baarch64\b|\barm64\b|\bJetson\b|\btegra\b", re.I),
+    "ppc64le": re.compile(r"\bppc64le\b|\bPOWER(?:8|9|10)\b", re.I),
+    "s390x": re.compile(r"\bs390x\b", re.I),
+    "x86_64": re.compile(r"\bx86_64\b|\bx86-64\b|\bamd64\b", re.I),
+}
+_SAME_MACHINE = {"arm64": "aarch64", "amd64": "x86_64"}
+
+
+def reported_platform(text: str, machine: str | None = None) -> str | None:
     """"windows" or "macos" when the report comes from that platform (its paths, its
-    `collect_env` lines); None when it says nothing or says Linux."""
+    `collect_env` lines); with this worker's `machine` (`platform.machine()`), "linux-aarch64"
+    (and so on) when it comes from a Linux machine of another architecture (a Jetson board, a
+    POWER server) and never names this one; None when it says nothing or says this platform."""
     if _WINDOWS.search(text or ""):
         return "windows"
     if _MACOS.search(text or ""):
         return "macos"
+    own = _SAME_MACHINE.get((machine or "").lower(), (machine or "").lower())
+    if own in _ARCHITECTURES and not _ARCHITECTURES[own].search(text or ""):
+        for name, pattern in _ARCHITECTURES.items():
+            if name != own and pattern.search(text or ""):
+                return f"linux-{name}"
     return None

@@ -3,8 +3,9 @@
 Rules (`app/pipelines/issue/README.md`, "Selection rule"):
 
 - Every runnable block of every human post is a candidate (`candidates.post_blocks`);
-  blocks the post presents as the expected behaviour or a workaround are `control`s and are
-  never chosen while a `repro` exists.
+  blocks the post presents as the expected behaviour or a workaround are `control`s, and
+  printed output under an "Output" heading or label is `output`: neither is chosen while a
+  `repro` exists (an output block only when nothing else was posted).
 - First choice: the original poster's latest post with a repro (its longest self-contained
   block), unless someone with triage permission or higher (`trusted`) posted a strictly shorter
   self-contained one. Nobody else's code replaces the poster's by being shorter: a stranger's
@@ -19,8 +20,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.engine.issue.candidates import CONTROL, REPRO, post_blocks
+from app.engine.issue.candidates import CONTROL, OUTPUT, REPRO, post_blocks
 from app.engine.issue.repro import Repro
+from app.engine.issue.repro_facts import never_runs
 
 Json = dict[str, Any]
 
@@ -40,7 +42,8 @@ def repro_candidates(issue: Json, comments: list[Json]) -> list[Repro]:
                 url=post.get("html_url", ""),
                 created_at=post.get("created_at", ""),
                 by_original_poster=_login(post) == op,
-                self_contained=is_self_contained(source),
+                # a script that never calls anything (a pasted model, a graph dump) shows nothing
+                self_contained=is_self_contained(source) and not never_runs(source),
                 kind=block.kind,
                 role=block.role,
                 where="the issue body" if index == 0 else f"comment {index}",
@@ -60,7 +63,7 @@ def select_repro(candidates: list[Repro], trusted: set[str] | frozenset[str] = f
     """The repro to run first (see the module docstring); `trusted`: the commenters with
     triage permission or higher. `candidates` are in thread order, which breaks ties."""
     marked = _mark(candidates, trusted)
-    pool = [c for c in marked if c.role == REPRO] or marked
+    pool = ([c for c in marked if c.role == REPRO] or [c for c in marked if c.role != OUTPUT]) or marked
     if not pool:
         return None
     order = {id(c): i for i, c in enumerate(pool)}

@@ -23,13 +23,20 @@ Json = dict[str, Any]
 ACTIONABLE = "actionable"
 # Decisions that stop the pipeline before review; "closed" also forbids any write.
 STOP_DECISIONS = (
-    Verdict.closed, Verdict.duplicate, Verdict.feature, Verdict.better_engineering, Verdict.tracker,
+    Verdict.closed, Verdict.duplicate, Verdict.feature, Verdict.better_engineering, Verdict.documentation, Verdict.tracker,
     Verdict.needs_reproduction, Verdict.screenshot_only, Verdict.unavailable_hardware,
 )
 NEEDS_REPRO_LABEL = "needs reproduction"
 
 _FEATURE_TITLE = re.compile(r"^\s*\[?(?:feature(?: request)?|rfc|proposal)\]?\s*[:\]-]|feature request", re.I)
 _FEATURE_BODY = re.compile(r"The feature, motivation and pitch|^#+\s*🚀", re.I | re.M)
+# PyTorch's documentation template ("📚 The doc issue", older "📚 Documentation") and "[docs]" titles.
+_DOCS_BODY = re.compile(r"^#+\s*📚|^#+\s*The doc issue\b", re.I | re.M)
+_DOCS_TITLE = re.compile(r"^\s*\[docs?\]|^\s*docs?\s*:", re.I)
+_DOCS_LABELS = {"module: docs", "documentation", "docs"}
+# GitHub's "Duplicate of #N" (and its common misspellings) opening a comment.
+_DUPLICATE = re.compile(r"^\W{0,3}dup+l?icate(?:d)?(?:\s+of)?\s*[:\-]?\s*(?:of\s+)?(?:https://github\.com/[\w.-]+/[\w.-]+/issues/|#)"
+                        r"(?P<number>\d+)", re.I)
 _BE_TITLE = re.compile(r"\[BE\]|better[- ]engineering|\brefactor(?:ing)?\b|\bclean[- ]?up\b|code cleanup", re.I)
 _TRACKER_TITLE = re.compile(r"\[tracker\]|^\s*tracker\s*:|tracking issue|\bmeta[- ]issue\b|\bburn[- ]?down\b", re.I)
 _CHECKLIST_ISSUE = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s+.*(?:#\d+|/issues/\d+|/pull/\d+)", re.M)
@@ -96,21 +103,41 @@ def _label_decision(issue: Json, labels: set[str], decision: str, label: str, re
     return Triage(decision, reason, add_labels=[] if label in labels else [label])
 
 
-def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_workers: int = 1) -> Triage:
+def duplicate_of(comments: list[Json], trusted: set[str] | None) -> tuple[int, str] | None:
+    """(N, who) when a comment opens with "Duplicate of #N" (GitHub's own phrase, also
+    "Duplicate: #N"), by someone in `trusted` (triage permission or higher); `trusted` None
+    when no permission can be asked (a saved issue run by hand): then any human comment counts."""
+    for comment in comments:
+        who = (comment.get("user") or {}).get("login", "")
+        found = _DUPLICATE.match((comment.get("body") or "").strip())
+        if found and (trusted is None or who in trusted):
+            return int(found.group("number")), who
+    return None
+
+
+def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_workers: int = 1,
+           comments: list[Json] | None = None, trusted: set[str] | None = None) -> Triage:
     """Seed step 2-3: stop on what is not a runnable bug report; otherwise say where it runs.
 
-    Order matters: a closed issue is never touched; meta issues (tracker, feature,
-    refactoring) are labelled even when they carry code; then a bug without a copyable repro.
+    Order matters: a closed issue is never touched; a duplicate (the label, or "Duplicate of
+    #N" from a triager among `comments`, see `duplicate_of`) is not run; meta issues (tracker,
+    feature, documentation, refactoring) are labelled even when they carry code; then a bug
+    without a copyable repro.
     """
     title, body, labels = issue.get("title") or "", issue.get("body") or "", _labels(issue)
     if issue.get("state") == "closed":
         return Triage(Verdict.closed, f"the issue is closed ({issue.get('state_reason') or 'closed'}); nothing to do")
     if "duplicate" in labels:
         return Triage(Verdict.duplicate, "marked as a duplicate of another issue")
+    if original := duplicate_of(comments or [], trusted):
+        return Triage(Verdict.duplicate, f"{original[1]} marked it as a duplicate of #{original[0]}")
     if _TRACKER_TITLE.search(title) or len(_CHECKLIST_ISSUE.findall(body)) >= 2 or "tracker" in labels:
         return _label_decision(issue, labels, Verdict.tracker, "tracker", "a tracking issue, not a single bug")
     if _FEATURE_TITLE.search(title) or _FEATURE_BODY.search(body) or labels & {"feature", "enhancement"}:
         return _label_decision(issue, labels, Verdict.feature, "feature", "a feature request, not a bug report")
+    if _DOCS_BODY.search(body) or _DOCS_TITLE.search(title) or (labels & _DOCS_LABELS and repro is None):
+        return _label_decision(issue, labels, Verdict.documentation, "module: docs",
+                               "a documentation issue, not a bug to reproduce")
     if _BE_TITLE.search(title) or "better-engineering" in labels:
         return _label_decision(
             issue, labels, Verdict.better_engineering, "better-engineering", "a refactoring / better-engineering task"
@@ -122,6 +149,9 @@ def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_worker
                 "the repro is only in a screenshot; a copyable script is needed",
             )
         return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL, "no repro script in the issue")
+    if idle := repro_facts.never_runs(repro.source):
+        return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL,
+                               f"the code only defines {', '.join(idle[:5])} and never calls anything")
     if not repro.self_contained:
         missing = ", ".join(undefined_names(repro.source)[:5])
         return _label_decision(issue, labels, Verdict.needs_reproduction, NEEDS_REPRO_LABEL,

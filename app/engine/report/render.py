@@ -158,7 +158,7 @@ class Notice:
 # The notices this module's template writes; each is a verdict a run stops at (a kind declares
 # the ones its runs post: `Kind.notices`).
 NOTICE_KINDS = (Verdict.screenshot_only, Verdict.unavailable_hardware, Verdict.inconclusive, Verdict.missing_dependency,
-                Verdict.awaiting_approval, Verdict.passes_now)
+                Verdict.awaiting_approval, Verdict.passes_now, Verdict.needs_reproduction)
 
 
 def render_notice(notice: Notice) -> str:

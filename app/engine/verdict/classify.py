@@ -3,7 +3,10 @@
 The seed's three outcomes, plus what an unattended service must add:
 
 - `reproduces`: the same error as reported: same exception class and a distinctive part of
-  the message; a hang reported and a timeout; a segfault reported and a SIGSEGV.
+  the message (the message alone when the report quotes it without its class); a hang
+  reported and a timeout; a crash reported and the run killed by one of its signals (SIGSEGV
+  for a segfault, SIGABRT for an abort, SIGFPE, SIGBUS; any of SIGABRT/SIGSEGV/SIGBUS for heap
+  corruption).
 - `fixed`: the run passes although an error was reported.
 - `different-error`: it fails, but not the way the issue says.
 - `missing-dependency`: it stops at an import of a package the worker does not have (the
@@ -29,6 +32,7 @@ from app.domain import Verdict
 from app.engine.verdict.normalize import normalize_text
 from app.engine.verdict.script import ScriptFacts, own_check_failed, says
 from app.engine.verdict.signature import WRAPPER_CLASSES, parse_chain, short_class, traceback_frames
+from app.engine.verdict.stopped import missing_module, stopped_by  # noqa: F401 - missing_module: re-exported
 from app.engine.verdict.values import StatedValues, compare
 
 # The verdict words are the domain's (`app.domain.Verdict`); these names are kept for the engine's callers.
@@ -37,12 +41,8 @@ REPRODUCES, FIXED, DIFFERENT, INCONCLUSIVE = Verdict.reproduces, Verdict.fixed, 
 PASSES_NOW = Verdict.passes_now
 MISSING_DEPENDENCY = Verdict.missing_dependency
 UNAVAILABLE_HARDWARE = Verdict.unavailable_hardware
+NEEDS_REPRODUCTION = Verdict.needs_reproduction
 # The run stopped because the worker has no GPU: nothing is known about the bug.
-_NO_GPU = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|no CUDA GPUs are available"
-                     r"|CUDA driver initialization failed|Attempting to deserialize object on a CUDA device"
-                     r"|No CUDA GPUs are available|not compiled with (?:CUDA|MPS|XPU)|MPS backend (?:is )?not available"
-                     r"|with arguments from the '(?:CUDA|MPS|XPU|HIP)' backend", re.I)
-_IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
 _DISTINCTIVE = 40  # characters of the reported message that must match (seed: "a distinctive substring")
 
 
@@ -104,8 +104,11 @@ def same_exception(reported: dict[str, Any], run: dict[str, Any]) -> bool:
     path) and the reported message's distinctive head in the message seen now (or the other way
     round, for a truncated report). A match on a wrapper class alone (`InductorError` vs
     `InductorError`) needs the wrapped errors to agree too."""
-    wanted = exception_levels(reported.get("exception"), reported.get("message"))
     seen = _run_levels(run)
+    if not reported.get("exception"):  # a message quoted without its class: the message decides
+        want = reported.get("message") or ""
+        return len(_normalized(want)) >= 20 and any(_messages_match(want, message) for _, message in seen)
+    wanted = exception_levels(reported.get("exception"), reported.get("message"))
     for i, (want_class, want_message) in enumerate(wanted):
         for j, (seen_class, seen_message) in enumerate(seen):
             if want_class != seen_class or not _messages_match(want_message, seen_message):
@@ -136,6 +139,10 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
     "a RuntimeError to be thrown" for a segfault): a run raising exactly that is fixed.
     """
     outcome = run.get("outcome")
+    if quoted_only(reported):  # a message without its class: it can only show the bug, never its absence
+        if outcome in ("error", "passed") and (same_exception(reported, run) or printed_reported_error(reported, run)):
+            return REPRODUCES
+        reported = None
     kind = (reported or {}).get("kind")
     facts = script or ScriptFacts(self_checking=self_checking)
     output = run.get("output_tail") or ""
@@ -152,21 +159,19 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
             return FIXED
     if outcome == "passed":
         return FIXED if kind or self_checking or facts.self_checking or values is not None else INCONCLUSIVE
-    if (kind in ("segfault", "hang") and outcome == "error" and expected_exception
+    # The environment stopped the run before the bug could show, whatever the report describes.
+    if outcome == "error" and (stop := stopped_by(run, source)) and not (
+            kind == "exception" and (same_exception(reported or {}, run) or stopped_by(_as_run(reported or {}), source))):
+        return stop
+    if (kind in ("segfault", "crash", "hang") and outcome == "error" and expected_exception
             and short_class(run.get("exception") or "") == short_class(expected_exception)):
         return FIXED
     if kind == "hang":
         return REPRODUCES if outcome == "timeout" else DIFFERENT
-    if kind == "segfault":
-        return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) == signals.SIGSEGV else DIFFERENT
+    if kind in ("segfault", "crash"):
+        return REPRODUCES if outcome == "crash" and _signal_number(run.get("signal")) in crash_signals(reported) else DIFFERENT
     if outcome == "timeout":  # no hang was reported: a timeout is no error, and says nothing of the bug
         return INCONCLUSIVE
-    if outcome == "error" and _NO_GPU.search(run.get("message") or "") and not (
-            kind == "exception" and _NO_GPU.search((reported or {}).get("message", ""))):
-        return UNAVAILABLE_HARDWARE
-    if outcome == "error" and short_class(run.get("exception") or "") in _IMPORT_ERRORS and not (
-            kind == "exception" and short_class((reported or {}).get("exception", "")) in _IMPORT_ERRORS):
-        return MISSING_DEPENDENCY
     if _own_exit(run, facts):  # the script exited with a code it gives on purpose
         if kind == "exit":
             return REPRODUCES if run.get("exit_code") == (reported or {}).get("exit_code") else DIFFERENT
@@ -179,6 +184,18 @@ def classify(reported: dict[str, Any] | None, run: dict[str, Any], *, self_check
     if outcome == "error" and same_exception(reported or {}, run) and _same_statement(reported or {}, run):
         return REPRODUCES
     return DIFFERENT
+
+
+def _as_run(reported: dict[str, Any]) -> dict[str, Any]:
+    """A reported exception read as a run that raised it (is the report itself about a missing GPU?)."""
+    return {"outcome": "error", "exception": reported.get("exception"), "message": reported.get("message")}
+
+
+def quoted_only(reported: dict[str, Any] | None) -> bool:
+    """The report quotes a message without its class (a comment under the last call): a run
+    raising it reproduces, but a pass or another failure is read as if nothing were reported,
+    since the comment may be a paraphrase or a remark."""
+    return bool(reported) and reported.get("kind") == "exception" and not reported.get("exception")
 
 
 def _own_exit(run: dict[str, Any], facts: ScriptFacts, *, passed_too: bool = False) -> bool:
@@ -221,6 +238,15 @@ def printed_reported_error(reported: dict[str, Any], run: dict[str, Any]) -> boo
     return want in output
 
 
+def crash_signals(reported: dict[str, Any] | None) -> set[int]:
+    """The signal numbers a reported crash may die of: SIGSEGV for a segfault, the named ones
+    for a `crash`."""
+    reported = reported or {}
+    if reported.get("kind") == "segfault":
+        return {int(signals.SIGSEGV)}
+    return {number for name in reported.get("signals") or () if (number := _signal_number(name)) is not None}
+
+
 def _signal_number(value: Any) -> int | None:
     """A run's signal as a number, whether stored as 11 or as "SIGSEGV"."""
     if isinstance(value, str):
@@ -248,18 +274,15 @@ def describe(run: dict[str, Any]) -> str:
     return "passed"
 
 
-def missing_module(run: dict[str, Any]) -> str | None:
-    """`transformers` from "No module named 'transformers.models'"."""
-    found = re.search(r"No module named '([\w.]+)'", run.get("message") or "")
-    return found.group(1).split(".")[0] if found else None
-
-
 def describe_reported(reported: dict[str, Any] | None) -> str:
     if not reported:
         return "no error reported"
     kind = reported.get("kind")
     if kind == "segfault":
         return "a segmentation fault"
+    if kind == "crash":
+        names = list(reported.get("signals") or ())
+        return "a crash (" + (" or ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " or " + names[-1]) + ")"
     if kind == "hang":
         return "a hang"
     return reported.get("expect") or f"{reported.get('exception')}: {reported.get('message')}".rstrip(": ")

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from app.domain import Verdict
+from app.engine.verdict.classify import quoted_only
 from app.engine.verdict.script import ScriptFacts
 
 OLDER_RELEASE, SELF_CHECK, NONE = "older-release", "self-check", "none"
@@ -53,7 +54,7 @@ class Witness:
 def self_check(*, trusted: bool, role: str, verbatim: bool, reported: dict[str, Any] | None,
                facts: ScriptFacts) -> Witness | None:
     """The `self-check` witness, or None when one of its conditions fails."""
-    if not (trusted and role == "repro" and verbatim and reported and facts.self_checking):
+    if not (trusted and role == "repro" and verbatim and reported and facts.self_checking) or quoted_only(reported):
         return None
     return Witness(SELF_CHECK, "the script is the one the report presents as failing, and it checks its own "
                                "result, so its clean runs now are its own verdict")

@@ -36,6 +36,6 @@ KIND = Kind(
     ),
     start=start,
     notices=(Verdict.screenshot_only, Verdict.unavailable_hardware, Verdict.inconclusive, Verdict.missing_dependency,
-             Verdict.awaiting_approval, Verdict.passes_now),
+             Verdict.awaiting_approval, Verdict.passes_now, Verdict.needs_reproduction),
     next_steps=NEXT_STEPS,
 )

@@ -30,13 +30,16 @@ from app.pipelines.state import plain
 MAX_ROLE_LOOKUPS = 10  # commenters whose permission is asked for, per run
 
 
-def trusted_commenters(ctx: RunContext, candidates: list[Any], op: str, triage_roles: tuple[str, ...]) -> list[str]:
+def trusted_commenters(ctx: RunContext, candidates: list[Any], op: str, triage_roles: tuple[str, ...],
+                       also: list[dict[str, Any]] = ()) -> list[str]:
     """Commenters with triage permission or higher (the permission API through the port), among
-    those who posted code: only they may replace the reporter's repro without running it."""
+    those who posted code (only they may replace the reporter's repro without running it) and
+    the authors of the comments in `also` (one that calls the issue a duplicate)."""
     if ctx.github is None:
         return []
     repo = str(ctx.params["repo"])
-    logins = list(dict.fromkeys(c.author for c in candidates if c.author and c.author != op))[:MAX_ROLE_LOOKUPS]
+    authors = [c.author for c in candidates] + [(post.get("user") or {}).get("login", "") for post in also]
+    logins = list(dict.fromkeys(a for a in authors if a and a != op))[:MAX_ROLE_LOOKUPS]
     trusted = []
     for login in logins:
         try:

@@ -6,7 +6,7 @@ write (a `PublishPlan`):
 | verdict | comment | labels | close |
 | --- | --- | --- | --- |
 | closed | none | none | no (nothing is written) |
-| feature / better-engineering / tracker / needs-reproduction | none | the triage label | no |
+| feature / better-engineering / documentation / tracker / needs-reproduction | none | the triage label | no |
 | screenshot-only | a request for a copyable script | `needs reproduction` | no |
 | unavailable-hardware | which hardware is missing | — | no |
 | reproduces | "still reproduces" (+ minimized repro, flaky ratio, first bad version) | `needs reproduction` removed | no |
@@ -34,6 +34,7 @@ from app.engine.verdict.signature import traceback_frames
 
 from app.engine.diagnosis.text import markdown as diagnosis_markdown
 from app.engine.verdict import classify as verdicts
+from app.engine.verdict import stopped
 from app.engine.report.render import (
     IssueComment, Notice, RunReport, Section, StageLine, fence, inline_code, no_mentions, render_issue_comment,
     render_notice, render_run_report,
@@ -44,12 +45,14 @@ from app.pipelines.issue.testcase import comment_section, report_section
 from app.pipelines.state import plain
 
 Json = dict[str, Any]
-PASSES_NOW_LABEL = "passes now"  # it passes, but nothing witnesses a fix: for a person to confirm
+PASSES_NOW_LABEL = "passes now"
+NEEDS_REPRO_LABEL = "needs reproduction"  # it passes, but nothing witnesses a fix: for a person to confirm
 # The report's next step per verdict (the issue kind declares it: `KIND.next_steps`).
 NEXT_STEPS = {
     Verdict.closed: "Nothing: the issue is closed.",
     Verdict.feature: "Route to the feature backlog; no reproduction needed.",
     Verdict.better_engineering: "Route to the better-engineering backlog.",
+    Verdict.documentation: "Route to the documentation owners; nothing to reproduce.",
     Verdict.tracker: "Nothing: tracking issues are not reproduced.",
     Verdict.needs_reproduction: "Wait for the reporter to add a runnable repro.",
     Verdict.screenshot_only: "Wait for the reporter to paste the repro as text.",
@@ -89,8 +92,11 @@ def _comment(state: IssueState) -> str | None:
                                     why=state.witness.why if state.witness else "nothing witnesses it",
                                     repro=_repro_used(repro)))
     if verdict == Verdict.missing_dependency:
-        module = verdicts.missing_module(reproduction.result) or "a package"
+        module = stopped.missing_module(reproduction.result) or "a package"
         return render_notice(Notice(Verdict.missing_dependency, detail=module))
+    if verdict == Verdict.needs_reproduction and reproduction.result:  # the run stopped at an input not in the thread
+        missing = stopped.missing_input(reproduction.result, repro.source if repro else "") or "a file"
+        return render_notice(Notice(Verdict.needs_reproduction, detail=missing, repro=_repro_used(repro)))
     if verdict not in (verdicts.REPRODUCES, verdicts.FIXED, verdicts.DIFFERENT):
         return None
     found = state.bisect
@@ -107,7 +113,7 @@ def _comment(state: IssueState) -> str | None:
         source_why=repro.why if repro else None,
         witness=_witness_text(state) if verdict == verdicts.FIXED else None,
         notes=[stress_note(state.stress)] if state.stress else [],
-        **_evidence(reproduction),
+        **_evidence(reproduction, state.stated_values),
     )
     before, after, untested = _change(found)
     comment.untested = untested
@@ -150,13 +156,16 @@ def _inconclusive_evidence(state: IssueState, reproduction: Reproduction) -> tup
     result = reproduction.result or {}
     if not result:
         return "", ""
-    if reproduction.platform:
-        return f"{reproduction.description}", f"the report is from {reproduction.platform}"
+    if reproduction.platform:  # (the stage's description already ends with that reason)
+        return (str(reproduction.description).removesuffix(f", but the report is from {reproduction.platform}"),
+                f"the report is from {reproduction.platform}")
     outcome = result.get("outcome")
     if outcome == "passed":
         return "", ""
     did = {"error": f"fails with {reproduction.description} now", "crash": f"is {reproduction.description} now",
            "timeout": f"{reproduction.description} now"}.get(str(outcome), reproduction.description)
+    if outcome == "error" and stopped.missing_input(result, "") == stopped.NETWORK:
+        return did, "it needs the network for a download, and Scrubbot's sandbox has no network"
     if state.reported:
         return did, f"the issue reports {verdicts.describe_reported(plain(state.reported))}"
     return did, "the issue reports no failure to compare it with, and the script's own check did not fail"
@@ -209,13 +218,25 @@ def _bisection_lines(found: BisectResult | None, plan: ProbePlan | None) -> list
     return lines
 
 
-def _evidence(reproduction: Reproduction) -> Json:
-    """What the runs showed, for the comment: the failure, its frame in the repro, the counts."""
+PRINTED_LINES = 6  # the last lines a run printed, as the evidence of a wrong result it shows
+
+
+def _evidence(reproduction: Reproduction, values: Any = None) -> Json:
+    """What the runs showed, for the comment: the failure, its frame in the repro, the counts;
+    for a run that reproduces without failing (it prints the stated wrong result, or the
+    script's own BUG line), what it printed and, when the issue states them, both values."""
     result = reproduction.result
     interval = reproduction.interval
     frames = [f for f in traceback_frames(result.get("output_tail") or "") if f.path.endswith("repro.py")]
     frame = f"repro.py, line {frames[-1].line}" + (f": {frames[-1].code}" if frames[-1].code else "") if frames else None
     output = [line for line in (result.get("output_tail") or "").splitlines() if line.strip()]
+    if reproduction.verdict == verdicts.REPRODUCES and result.get("outcome") == "passed":
+        printed = "\n".join(line[:200] for line in output[-PRINTED_LINES:]) or "(nothing printed)"
+        stated = (f"\n\nThe issue states it prints {values.actual[:200]!r} where {values.expected[:200]!r} is expected."
+                  if values else "")
+        return {"observed": f"{printed}{stated}", "frame": None, "runs": int(reproduction.runs or 0),
+                "failures": int(reproduction.reproduced or 0), "interval": tuple(interval) if interval else None,
+                "now": None}
     now = None
     if reproduction.verdict == verdicts.FIXED and result.get("outcome") == "error":
         now = f"the repro raises {str(reproduction.description)[:200]!r}, the error the report expected instead"
@@ -240,6 +261,8 @@ def publish_plan(state: IssueState) -> PublishPlan:
     add = list(tri.add_labels) if tri else []
     if verdict == verdicts.PASSES_NOW and PASSES_NOW_LABEL not in _labels(state.issue):
         add.append(PASSES_NOW_LABEL)
+    if verdict == Verdict.needs_reproduction and state.reproduction and NEEDS_REPRO_LABEL not in _labels(state.issue) | set(add):
+        add.append(NEEDS_REPRO_LABEL)  # the run stopped at an input the thread does not give
     return PublishPlan(
         comment=_comment(state),
         add_labels=add,

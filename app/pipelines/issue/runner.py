@@ -18,7 +18,6 @@ Settings are read here (the pipeline layer), never in the engine.
 from __future__ import annotations
 
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,9 +25,11 @@ from app.engine.verdict import bisect_probe
 from app.engine.verdict import classify as verdicts
 from app.engine.verdict.flaky import SequentialRule, estimate
 from app.engine.sandbox.environments import InterpreterError, probe_interpreter
+from app.engine.minimize.runners import zygote_for
 from app.engine.sandbox.forkserver import ForkServer
 from app.engine.verdict.reproduce import read_process
 from app.engine.verdict.script import ScriptFacts
+from app.engine.verdict.stopped import ENVIRONMENT
 from app.engine.verdict.values import StatedValues
 from app.engine.verdict.witness import WITNESS_RUNS
 from app.engine.sandbox.runner import Limits, SandboxSpec, run_sandboxed
@@ -89,7 +90,9 @@ def reproduce(settings: Any, source: str, reported: Json | None, label: str | No
     - `fixed` closes the issue, so it needs 14 clean runs in a row (a bug failing in 20% of
       runs or more is missed with probability <= 5%); `clean_runs` lowers that when nothing
       can witness a fix (the verdict can then only be "passes now", which closes nothing);
-    - any other verdict (a different error, a missing package) is settled after 5 runs.
+    - a run stopped by the environment (a missing package, GPU or input file) settles it at
+      once: it is not the bug, and every run stops the same way;
+    - any other verdict (a different error) is settled after 5 runs.
 
     The first run is cold, exactly as a person runs the script (the first warm run goes beside
     it); the repeated runs are warm
@@ -172,8 +175,11 @@ class warm_runs:
         self.settings, self.label = settings, label
         self.spec = _spec(settings, label)
         self.jobs = 1 if settings.gpu else WARM_JOBS  # parallel only on CPU workers
-        preload = ("torch",) if re.search(r"^\s*(?:import|from)\s+torch\b", source, re.M) else ()
-        self.server: ForkServer | None = ForkServer(self.spec, jobs=self.jobs, preload=preload)
+        # The minimizer's zygote: Dynamo and the optimizers preloaded, and for a compiled repro
+        # Inductor's modules and one tiny compile, so a forked run pays none of that again.
+        zygote = zygote_for(source)
+        self.server: ForkServer | None = ForkServer(self.spec, jobs=self.jobs, preload=zygote.preload,
+                                                    warmup=zygote.warmup)
 
     def __enter__(self) -> warm_runs:
         if self.server is not None:
@@ -223,6 +229,8 @@ def _counts(values: Any) -> dict[str, int]:
 
 
 def _settled(seen: list[str], clean_runs: int | None = None) -> bool:
+    if seen and seen[0] in ENVIRONMENT and len(set(seen)) == 1:
+        return True  # a missing package, GPU or input stops every run alike: one run says so
     hits, runs = seen.count(verdicts.REPRODUCES), len(seen)
     decided = ISSUE_RULE.decide(hits, runs)
     if decided in ("deterministic", "flaky"):

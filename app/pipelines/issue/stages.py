@@ -29,6 +29,7 @@ so a retry of the run edits it instead of adding a second one.
 
 from __future__ import annotations
 
+import platform as host_platform
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -128,7 +129,8 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
     issue, comments = state.issue, state.comments
     candidates = issues.repro_candidates(issue, comments)
     op = (issue.get("user") or {}).get("login", "")
-    trusted = evidence.trusted_commenters(ctx, candidates, op, TRIAGE_ROLES)
+    claims = [c for c in issues.human_posts(issue, comments)[1:] if issues.duplicate_of([c], None)]  # may they say so?
+    trusted = evidence.trusted_commenters(ctx, candidates, op, TRIAGE_ROLES, also=claims)
     chosen = choose.select_repro(candidates, set(trusted))
     others = choose.alternates(candidates, chosen, set(trusted))
     posts = issues.human_posts(issue, comments)
@@ -138,7 +140,7 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
     chosen_post = next((p for p in posts if chosen and p.get("html_url") == chosen.url), {})
     words = _poster_words(issue, posts[1:])
     reported = issues.reported_error(chosen_post.get("body"), *words, title=issue.get("title"))
-    stated = stated_values("\n".join(words))
+    stated = stated_values("\n".join(words), title=issue.get("title") or "")
     expected = loose.expected_exception(issue.get("body"))
     summary = (f"repro by {chosen.author} ({chosen.where}, line {chosen.line}, {chosen.lines} lines) of "
                f"{len(candidates)} candidates: {chosen.why}" if chosen
@@ -163,7 +165,9 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
 
 def triage(ctx: RunContext, state: IssueState) -> StageResult:
     repro = state.repro
-    decision = issues.triage(state.issue, repro, images=state.images_only)
+    decision = issues.triage(state.issue, repro, images=state.images_only,
+                             comments=issues.human_posts(state.issue, state.comments)[1:],
+                             trusted=set(state.trusted) if getattr(ctx, "github", None) is not None else None)
     output: dict[str, Any] = {"triage": decision, "needs_cuda": decision.needs_cuda}
     if decision.cpu_source and repro is not None:
         output["repro"] = replace(repro, source=decision.cpu_source, cuda_dropped=True)
@@ -229,7 +233,8 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
     if printed:  # the run log shows what the repro printed, not only the stage summaries
         ctx.log(f"repro output on {label} (last {REPRO_LOG_LINES} lines at most):\n{printed}")
     # Every comment by the poster counts here: more of their words only make it more careful.
-    platform = repro_facts.reported_platform("\n".join(_poster_words(state.issue, state.comments)))
+    platform = repro_facts.reported_platform("\n".join(_poster_words(state.issue, state.comments)),
+                                             machine=host_platform.machine())
     if result.verdict in (verdicts.FIXED, verdicts.DIFFERENT) and platform:
         # Passing (or failing otherwise) on this Linux worker proves nothing about a failure seen
         # on Windows or macOS (a toolchain, a path, a backend): never close such an issue as fixed.

@@ -80,3 +80,50 @@ def test_an_error_the_repro_names_in_a_comment_is_the_reported_one():
     found = reported_error(body)
     assert found.exception == "RuntimeError" and "INTERNAL ASSERT FAILED" in found.message
     assert reported_error(f"{FENCE}python\nx = 1  # plain comment\n{FENCE}") is None
+
+
+@pytest.mark.parametrize("text, signals", [
+    # #158154: the FPE is only a comment under the call, and its "(core dumped)" read as a segfault
+    (f"{FENCE}python\nimport torch\ntorch.native_channel_shuffle(x, 3)\n\n# Floating point exception (core dumped)\n{FENCE}",
+     ("SIGFPE",)),
+    (f"Output:\n{FENCE}\nfree(): invalid next size (fast)\nAborted\n{FENCE}", ("SIGABRT", "SIGSEGV", "SIGBUS")),
+    ("The log message is:\n\nterminate called after throwing an instance of 'c10::Error'\n  what():  found an invalid max index",
+     ("SIGABRT",)),
+    ("it dies with `Bus error (core dumped)`", ("SIGBUS",)),
+    ("double free or corruption (out)\nSegmentation fault (core dumped)", ("SIGABRT", "SIGSEGV", "SIGBUS")),
+    # glibc's older form (pytorch/pytorch#2542) and an FPE report whose log is an abort (#44547)
+    ("*** Error in `/usr/bin/python2.7': free(): invalid pointer: 0x00007f801fcdbb80 ***\n======= Backtrace: =========",
+     ("SIGABRT", "SIGSEGV", "SIGBUS")),
+    ("floating point exception (core dumped) in training\nterminate called after throwing an instance of 'c10::Error'",
+     ("SIGFPE", "SIGABRT")),
+])
+def test_a_crash_other_than_a_segfault_names_the_signals_it_dies_of(text, signals):
+    assert reported_error(text) == ReportedError("crash", signals=signals)
+
+
+def test_a_segfault_is_still_a_segfault_and_a_crash_round_trips():
+    assert reported_error("python t.py\nSegmentation fault (core dumped)").kind == "segfault"
+    crash = ReportedError("crash", signals=("SIGFPE",))
+    assert ReportedError.from_dict(crash.to_dict()) == crash and crash.to_dict()["signals"] == ["SIGFPE"]
+    assert "signals" not in ReportedError("segfault").to_dict()  # the stored shape of the older kinds is unchanged
+
+
+def test_a_message_quoted_without_its_class_under_the_last_call_is_the_reported_error():
+    # #77963: the error is only a comment under the failing call, with no exception class.
+    message = "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask"
+    body = f"`logaddexp2` fails to backward\n\n{FENCE}python\nimport torch\nres.sum().backward()\n# {message}\n{FENCE}"
+    assert reported_error(body) == ReportedError("exception", "", message)
+    assert reported_error(body).expect == message
+    inline = f"{FENCE}python\ntorch.add(a, a, alpha=0.1)  # For integral input tensors, argument alpha must not be a float\n{FENCE}"
+    assert reported_error(inline).message.startswith("For integral input tensors")
+
+
+@pytest.mark.parametrize("comment", ["# output: tensor([1., 2.]) is not what I expected", "# this line fails",
+                                     "# prints the wrong value, must be 3"])
+def test_remarks_and_printed_values_in_a_last_comment_are_not_a_quoted_error(comment):
+    assert reported_error(f"{FENCE}python\nimport torch\nprint(torch.ones(2))\n{comment}\n{FENCE}") is None
+
+
+def test_a_class_named_anywhere_wins_over_a_quoted_message():
+    body = f"{FENCE}python\nimport torch\nf(x)\n# something is not supported for this dtype\n{FENCE}\n\nRuntimeError: boom"
+    assert reported_error(body) == ReportedError("exception", "RuntimeError", "boom")

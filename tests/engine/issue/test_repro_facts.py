@@ -89,3 +89,15 @@ def test_the_platform_a_report_comes_from():
     assert reported_platform("OS: Microsoft Windows 11 Pro") == "windows"
     assert reported_platform("OS: macOS 14.2 (arm64)") == "macos"
     assert reported_platform("OS: Ubuntu 22.04.4 LTS (x86_64)\nPython platform: Linux-6.5") is None
+
+
+def test_a_report_from_another_architecture_is_named_unless_it_names_this_one_too():
+    from app.engine.issue.repro_facts import reported_platform
+
+    # pytorch/pytorch#167309: a Jetson wheel on aarch64; `import torch` passing on x86_64 says nothing.
+    jetson = "torch-2.8.0-cp310-cp310-linux_aarch64.whl\nOS: Ubuntu 22.04.5 LTS (aarch64)\nPython platform: Linux-5.15-tegra"
+    assert reported_platform(jetson, machine="x86_64") == "linux-aarch64"
+    assert reported_platform(jetson, machine="aarch64") is None
+    assert reported_platform(jetson) is None  # the worker's machine unknown: nothing to compare with
+    assert reported_platform("fails on aarch64 and on x86_64 alike", machine="x86_64") is None
+    assert reported_platform("OS: Ubuntu 22.04 (x86_64)", machine="AMD64") is None

@@ -41,3 +41,24 @@ def test_strangers_run_only_as_alternates_after_the_posters_blocks():
 def test_with_no_posters_code_a_strangers_runs_but_cannot_close():
     chosen = select_repro(repro_candidates(post("op", "it fails", "t1"), [post("stranger", py("print(2)"), "t2")]))
     assert chosen.author == "stranger" and not chosen.trusted and "cannot close" in chosen.why
+
+
+def test_a_longer_output_block_tagged_python_is_never_chosen_over_the_code():
+    # Real shape (#110620): the code, then its printed module repr in a ```python block under "Output".
+    printed = "y_1 = RReLU(\n  lower=tensor([-10.0000, -9.5000,\n    -9.0000, -8.5000]), upper=0.3333\n)\n\ny_2 = tensor([-2.29, -2.17])"
+    body = (f"### 🐛 Describe the bug\n\n`nn.RReLU` behaves like a linear function, however `torch.rrelu` works as expected\n\n"
+            f"{py('import torch' + chr(10) + 'x = torch.ones(2)' + chr(10) + 'y = torch.nn.RReLU(x)')}\n\n#### Output\n\n{py(printed)}")
+    candidates = repro_candidates(post("op", body, "t1"), [])
+    chosen = select_repro(candidates)
+    assert chosen.role == "repro" and chosen.source.startswith("import torch") and chosen.self_contained
+    assert alternates(candidates, chosen) == []
+
+
+def test_a_later_block_that_only_defines_a_module_is_not_chosen_over_a_runnable_one():
+    # Real shape (#136662): a maintainer's reduction, then a pasted FX graph dump (a class whose
+    # forward is never called) in a later comment.
+    reduction = "import torch\nx = torch.ones(2, requires_grad=True)\nprint(torch.compile(torch.sin)(x))"
+    dump = "import torch\nclass GraphModule(torch.nn.Module):\n    def forward(self, x):\n        return x.sin()"
+    comments = [post("maintainer", py(reduction), "t2"), post("maintainer", py(dump), "t3")]
+    chosen = select_repro(repro_candidates(post("op", "", "t1"), comments))
+    assert chosen.source.startswith(reduction)

@@ -188,3 +188,55 @@ def test_printed_values_are_compared_with_the_stated_ones():
     assert classify(None, PASSED | {"output_tail": "tensor([nan, 1.])\n"}, values=values) == "reproduces"
     assert classify(None, PASSED | {"output_tail": "tensor([0., 1.])\n"}, values=values) == "fixed"
     assert classify(None, PASSED | {"output_tail": "tensor([7., 7.])\n"}, values=values) == "fixed"  # witness decides
+
+
+SIGFPE = {"outcome": "crash", "signal": int(signal.SIGFPE), "exit_code": 136}
+SIGBUS = {"outcome": "crash", "signal": "SIGBUS", "exit_code": 135}
+FPE = {"kind": "crash", "signals": ["SIGFPE"]}
+HEAP = {"kind": "crash", "signals": ["SIGABRT", "SIGSEGV", "SIGBUS"]}
+
+
+@pytest.mark.parametrize("reported, run, verdict", [
+    (FPE, SIGFPE, "reproduces"),  # a live FPE was "different-error" while only SIGSEGV counted
+    (FPE, SIGSEGV, "different-error"),
+    (FPE, error("RuntimeError", "Number of channels must be divisible by groups"), "different-error"),
+    (FPE, PASSED, "fixed"),
+    (HEAP, SIGBUS, "reproduces"),  # heap corruption dies of whichever signal the allocator meets
+    (HEAP, SIGABRT, "reproduces"),
+    (HEAP, SIGFPE, "different-error"),
+    ({"kind": "crash", "signals": ["SIGABRT"]}, SIGABRT, "reproduces"),
+])
+def test_a_reported_crash_reproduces_only_by_its_own_signals(reported, run, verdict):
+    assert classify(reported, run) == verdict
+
+
+def test_a_message_quoted_without_its_class_matches_any_class_by_the_message():
+    quoted = {"kind": "exception", "exception": "", "message": "Subtraction, the `-` operator, with a bool tensor is "
+                                                                  "not supported. If you are trying to invert a mask"}
+    assert classify(quoted, error("RuntimeError", quoted["message"] + ", use the `~` operator")) == "reproduces"
+    # Anything else is read as if nothing were reported: the comment may be a paraphrase or a remark.
+    assert classify(quoted, error("RuntimeError", "expected scalar type Float but found Double")) == "inconclusive"
+    assert classify(quoted, PASSED) == "inconclusive"
+    assert classify(quoted, PASSED, self_checking=True) == "fixed"  # the script's own check decides, as with nothing reported
+    assert classify({"kind": "exception", "exception": "", "message": "too short"}, error("X", "too short")) == "inconclusive"
+
+
+def test_a_run_stopped_at_an_input_the_thread_does_not_give_needs_a_reproduction():
+    # #20755: torch.load('bug.pt') of an attachment; #152804: curl'd pickles at the reporter's path.
+    reported = {"kind": "exception", "exception": "RuntimeError", "message": "expected scalar type Float but found Double"}
+    missing = error("FileNotFoundError", "[Errno 2] No such file or directory: 'bug.pt'")
+    assert classify(reported, missing, source="b = torch.load('bug.pt')") == "needs-reproduction"
+    assert classify({"kind": "segfault"}, error("FileNotFoundError", "[Errno 2] No such file or directory: "
+                                                "'/home/cx/004-args'"), source='torch.load("/home/cx/004-args")') == (
+        "needs-reproduction")
+    # a file the script does not name is some other failure; a reported FileNotFoundError is the bug
+    assert classify(reported, missing, source="torch.load(path)") == "different-error"
+    quoted = {"kind": "exception", "exception": "FileNotFoundError", "message": "[Errno 2] No such file or directory: 'bug.pt'"}
+    assert classify(quoted, missing, source="torch.load('bug.pt')") == "reproduces"
+
+
+def test_a_download_without_a_network_says_nothing_of_the_bug():
+    offline = error("OSError", "We couldn't connect to 'https://huggingface.co' to load this file (Temporary failure in "
+                               "name resolution)")
+    assert classify(RUNTIME, offline) == "inconclusive"
+    assert classify(None, offline) == "inconclusive"

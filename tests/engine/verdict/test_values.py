@@ -56,3 +56,39 @@ def test_a_value_the_script_holds_as_a_literal_is_not_shown_by_printing_it():
     printed = "tensor([inf])\ntensor([6.7004e+307])\n"
     assert compare(printed, values) is None  # both shown: cannot tell
     assert compare(printed, values, source) == "actual"  # the expected value is only the script's reference
+
+
+def test_a_tiny_value_written_with_an_exponent_is_not_zero():
+    # Real shape (#192406): "actual: tensor(0.)" against "expected: tensor(4.2484e-18)", where
+    # the absolute tolerance made the two the same number and the pair stated nothing.
+    text = f"### Actual vs expected result\n\n{FENCE}text\nactual:\ntensor(0.)\n\nexpected:\ntensor(4.2484e-18)\n{FENCE}"
+    values = stated_values(text)
+    assert values == StatedValues("tensor(0.)", "tensor(4.2484e-18)")
+    source = "import torch\nx = torch.tensor(-40.0)\nexpected = torch.tensor(4.248354255291589e-18)\nprint(x.grad, expected)"
+    assert compare("actual:\ntensor(0.)\nexpected:\ntensor(4.2484e-18)", values, source) == "actual"
+    assert not shows(numbers("tensor(0.)"), numbers("4.2484e-18"))
+    assert shows(numbers("tensor([0.0000, 1.0000])"), numbers("[0.000001, 1.0]"))  # fixed notation keeps its rounding
+
+
+def test_a_check_the_script_prints_under_observed_is_read_on_its_own_line():
+    # Real shape (#184037): "Observed:" shows `any NaN: True` and a random tensor; "Expected:" is prose.
+    text = (f"Observed:\n\n{FENCE}\nany NaN: True\ntensor([nan, nan, 0.8487, 0.6920])\n{FENCE}\n\nExpected:\n\n"
+            "Either compute `|x| ** p` or raise on negative input.")
+    values = stated_values(text, title="LPPool2d returns NaN for non-integer norm_type")
+    assert values == StatedValues("True", "False", "any NaN:")
+    assert stated_values(text) is None  # a flag the title does not speak of is not the bug
+    flags = text.replace("any NaN: True", "is_contiguous: True\nany NaN: True")
+    assert stated_values(flags, title="returns NaN") == values  # the one about the title
+    assert StatedValues.from_dict(values.to_dict()) == values
+    assert compare("any NaN: True\ntensor([nan, 0.8487, nan, 0.0000])", values) == "actual"  # not the tensor's numbers
+    assert compare("any NaN: False\ntensor([1.0000, 0.8487])", values) == "expected"
+    assert compare("tensor([1.0000, 0.0000])", values) is None  # the check line is not printed: nothing to read
+    assert "label" not in StatedValues("1", "2").to_dict()  # the stored shape of a plain pair is unchanged
+
+
+def test_a_boolean_or_a_zero_is_not_the_scripts_own_reference_because_the_script_has_a_0_or_1():
+    # #184037: `kernel_size=(1, 1)` and `manual_seed(0)` hid the printed `any NaN: True`.
+    source = "import torch\ntorch.manual_seed(0)\nm = torch.nn.LPPool2d(2.3, kernel_size=(1, 1))\nprint('any NaN:', x)"
+    values = StatedValues("True", "False", "any NaN:")
+    assert compare("any NaN: True\ntensor([nan])", values, source) == "actual"
+    assert compare("0.5", StatedValues("0.5", "0.25"), "x = 0.5\nprint(x)") is None  # a distinctive literal still is

@@ -15,8 +15,9 @@ def test_the_reporters_self_checking_script_shown_failing_is_a_witness():
 
 def test_anything_less_is_no_self_check_witness():
     base = {"trusted": True, "role": "repro", "verbatim": True, "reported": REPORTED, "facts": CHECKS}
+    quoted = {"kind": "exception", "exception": "", "message": "a message quoted in a comment, maybe a remark"}
     for change in ({"trusted": False}, {"role": "control"}, {"verbatim": False}, {"reported": None},
-                   {"facts": ScriptFacts()}):
+                   {"facts": ScriptFacts()}, {"reported": quoted}):
         assert self_check(**(base | change)) is None, change
 
 

@@ -110,3 +110,30 @@ def test_the_report_shows_the_typed_parts_and_names_the_stages_that_did_not_fini
     assert "fixed: it passes on e4 (PyTorch 2.13.0), 0/5 runs reproduced." in built.report
     # the stages before report that are not done
     assert "bisect, culprit_range, culprit_commits, minimize" in built.report
+
+
+def test_a_wrong_result_that_still_prints_shows_what_it_printed_and_the_stated_values():
+    printed = PASSED | {"output_tail": "actual:\ntensor(0.)\nexpected:\ntensor(4.2484e-18)\n"}
+    state = stored("reproduces", printed, stated_values={"actual": "tensor(0.)", "expected": "tensor(4.2484e-18)"})
+    state["reproduction"]["reproduced"] = 5
+    comment = publish_plan(IssueState.load(state)).comment
+    assert comment.startswith("This issue still reproduces on PyTorch 2.13.0.")
+    assert "Observed in 5 of 5 runs" in comment and "tensor(0.)\nexpected:\ntensor(4.2484e-18)" in comment
+    assert "The issue states it prints 'tensor(0.)' where 'tensor(4.2484e-18)' is expected." in comment
+
+
+def test_a_pass_on_another_platform_says_why_once():
+    state = stored("inconclusive", PASSED)
+    state["reproduction"] |= {"platform": "linux-aarch64", "description": "passed here, but the report is from linux-aarch64"}
+    comment = publish_plan(IssueState.load(state)).comment
+    assert comment.count("the report is from linux-aarch64") == 1
+
+
+def test_a_run_stopped_at_an_input_the_thread_lacks_asks_for_it_and_labels_it():
+    missing = {"outcome": "error", "exception": "FileNotFoundError", "message": "[Errno 2] No such file or directory: "
+               "'bug.pt'", "environment": "e4", "torch_version": "2.13.0", "output_tail": ""}
+    state = stored("needs-reproduction", missing)
+    state["repro"]["source"] = "import torch\nb = torch.load('bug.pt')\n"
+    plan = publish_plan(IssueState.load(state))
+    assert "The repro reads `bug.pt`, which is not in this issue" in plan.comment
+    assert plan.add_labels == ["needs reproduction"] and not plan.close
