@@ -18,7 +18,7 @@ from app.db import jobs as job_leases
 from app.db import leases
 from app.db.jobs import JobStage
 from app.db.models import FINISHED, Run, RunStatus
-from app.domain import DEFAULT_QUEUE, StageStatus
+from app.domain import DEFAULT_QUEUE, StageStatus, failed_on_their_own
 from app.pipelines.base import Stage
 from app.pipelines.state import plain
 from workers.execute import WorkerServices, _execute, short_error
@@ -99,7 +99,7 @@ def record_result(data: dict[str, Any], services: WorkerServices) -> str:
 def _apply(run: Run, ctx: LeasedRunContext, queue: str, result: ReproResult, services: WorkerServices) -> str:
     stages = services.stages_for(run.kind)
     try:
-        failed = {s.stage for s in ctx.stage_summaries() if s.status == StageStatus.failed}
+        failed = failed_on_their_own(ctx.stage_summaries())
         check_records(stages, ctx.completed_stages(), queue, result.stages, failed)
     except ResultRefused as exc:
         ctx.set_status(RunStatus.failed, error=f"the {queue} worker's result was refused: {exc}")

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from app.domain import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, RunStatus, SignatureStore, StageStatus, StageSummary
+from app.domain import (CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, RunStatus, SignatureStore, StageStatus,
+                        StageSummary, failed_on_their_own)
 from app.github.port import GitHubPort
 from app.pipelines.state import PlainState, plain
 from app.settings import Settings
@@ -133,12 +134,13 @@ def run_pipeline(
     An unexpected exception in a required stage is recorded as a failed stage and re-raised
     so the shell can decide to retry; the stages done before it stay done. An optional stage's
     is recorded and the run goes on without it, then and when it resumes (after a handoff,
-    say): a failed optional stage is not run again unless its record is removed (a retry). The stage event
-    holds the status, summary and timing; the output holds only what the stage produced.
+    say): a failed optional stage is not run again unless its record is removed (a retry), or
+    its worker was lost mid-stage (`failed_on_their_own`). The stage event holds the status,
+    summary and timing; the output holds only what the stage produced.
     """
     data: State = dict(state or {})
     done = ctx.completed_stages()
-    failed = {s.stage for s in ctx.stage_summaries() if s.status == StageStatus.failed}
+    failed = failed_on_their_own(ctx.stage_summaries())
     for stage in stages:
         if stage.name in done:
             data.update(done[stage.name])
