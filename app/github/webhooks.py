@@ -46,6 +46,18 @@ def as_int(value: Any) -> int | None:
         return None
 
 
+# Issue, PR and installation numbers are stored in 32-bit INTEGER columns on Postgres; GitHub's
+# are far below this. A number outside 1..NUMBER_MAX is no number GitHub gives: the event is
+# ignored (on Postgres it once reached the insert and the webhook answered 503).
+NUMBER_MAX = 2**31 - 1
+
+
+def as_number(value: Any) -> int | None:
+    """A positive number that fits the columns it goes to; None for anything else."""
+    number = as_int(value)
+    return number if number is not None and 1 <= number <= NUMBER_MAX else None
+
+
 @dataclass(frozen=True)
 class StartRun:
     """Create a run of `kind` and enqueue it."""
@@ -91,7 +103,7 @@ def route(event: str, payload: dict[str, Any], trigger_label: str) -> Decision:
 
 def _labeled(payload: dict[str, Any], trigger_label: str) -> Decision:
     label = dig(payload, "label", "name", default="")
-    number = as_int(dig(payload, "issue", "number"))
+    number = as_number(dig(payload, "issue", "number"))
     if label != trigger_label:
         return Ignore(f"label {label!r} is not the trigger label")
     if number is None or not repo_of(payload):
@@ -103,7 +115,7 @@ def _labeled(payload: dict[str, Any], trigger_label: str) -> Decision:
         target=url,
         trigger="label",
         issue=number,
-        installation_id=as_int(dig(payload, "installation", "id")),
+        installation_id=as_number(dig(payload, "installation", "id")),
         params={
             "repo": repo,
             "issue": number,
@@ -121,7 +133,7 @@ def _comment(payload: dict[str, Any]) -> Decision:
         return Ignore("comment is not a /scrub command")
     if dig(payload, "comment", "user", "type") == "Bot" or dig(payload, "sender", "type") == "Bot":
         return Ignore("comment by a bot")
-    number, repo = as_int(dig(payload, "issue", "number")), repo_of(payload)
+    number, repo = as_number(dig(payload, "issue", "number")), repo_of(payload)
     user = dig(payload, "comment", "user", "login") or dig(payload, "sender", "login", default="")
     if number is None or not repo or not user:
         return Ignore("command without an issue, repository or user")
@@ -130,7 +142,7 @@ def _comment(payload: dict[str, Any]) -> Decision:
         repo=repo,
         issue=number,
         user=str(user),
-        installation_id=as_int(dig(payload, "installation", "id")),
+        installation_id=as_number(dig(payload, "installation", "id")),
         issue_url=dig(payload, "issue", "html_url", default=""),
         args=command.args,
     )
@@ -150,13 +162,13 @@ def _workflow_run(payload: dict[str, Any]) -> Decision:
     if run_id is None or not repo:
         return Ignore("workflow run without an id or repository")
     pulls = dig(run, "pull_requests", default=[])
-    numbers = [n for n in (as_int(dig(p, "number")) for p in (pulls if isinstance(pulls, list) else [])[:50]) if n]
+    numbers = [n for n in (as_number(dig(p, "number")) for p in (pulls if isinstance(pulls, list) else [])[:50]) if n]
     return StartRun(
         kind="ci_ingest",
         repo=repo,
         target=dig(run, "html_url", default=""),
         trigger="workflow_run",
-        installation_id=as_int(dig(payload, "installation", "id")),
+        installation_id=as_number(dig(payload, "installation", "id")),
         params={
             "repo": repo,
             "url": dig(run, "html_url", default=""),
@@ -190,7 +202,7 @@ def _dispatch(payload: dict[str, Any]) -> Decision:
             repo=repo,
             target=f"fuzz seed {inputs['fuzz-seed']}" if inputs.get("fuzz-seed") else "a fuzzed program",
             trigger="dispatch",
-            installation_id=as_int(dig(payload, "installation", "id")),
+            installation_id=as_number(dig(payload, "installation", "id")),
             params={"repo": repo, "ref": dig(payload, "ref", default=""), "trigger": "dispatch",
                     "fuzz-seed": str(inputs.get("fuzz-seed") or "").strip(),
                     "fuzzed-program": str(inputs.get("fuzzed-program") or ""),
@@ -201,7 +213,7 @@ def _dispatch(payload: dict[str, Any]) -> Decision:
         repo=repo,
         target=str(inputs.get("url") or dig(payload, "repository", "html_url", default="")),
         trigger="dispatch",
-        installation_id=as_int(dig(payload, "installation", "id")),
+        installation_id=as_number(dig(payload, "installation", "id")),
         params={**inputs, "repo": repo, "ref": dig(payload, "ref", default=""), "workflow": workflow,
                 "default_branch": str(dig(payload, "repository", "default_branch", default=""))},
     )

@@ -271,3 +271,38 @@ def test_enqueue_failure_message_carries_no_broker_password(client, webhook_fixt
     [run] = runs(database)
     assert "hunter2-broker-pw" not in response.text and "hunter2-broker-pw" not in run.error
     assert "cannot reach redis://" in run.error
+
+
+@pytest.mark.services
+def test_numbers_no_github_issue_has_are_ignored_not_a_503_on_postgres(postgres_url, webhook_fixtures, enqueuer):
+    """#21 (trustweb's open end): a signed labeled event whose issue number is 2**31..2**63-1
+    reached the insert, and Postgres's 32-bit `run.issue` made the webhook answer 503. Such a
+    number is no issue's: ignored, with the reason, on every database."""
+    from fastapi.testclient import TestClient
+
+    from app.api import create_app
+    from app.db.migrate import upgrade
+    from app.db.session import Database
+    from app.settings import Settings
+
+    upgrade(postgres_url)
+    settings = Settings(webhook_secret=SECRET, database_url=postgres_url)
+    answers = {}
+    with TestClient(create_app(settings, enqueuer=enqueuer), raise_server_exceptions=False) as pg_client:
+        for field, value in [("issue", 2**31), ("issue", 2**40), ("issue", 2**63 - 1), ("issue", 0),
+                             ("issue", -5)]:
+            payload = labeled_with(webhook_fixtures, "scrub")
+            payload[field]["number" if field == "issue" else "id"] = value
+            answers[(field, value)] = deliver(pg_client, "issues", payload).status_code
+        # An installation id out of range is read as none given (the run is stored, not a 503).
+        foreign = labeled_with(webhook_fixtures, "scrub")
+        foreign["installation"], foreign["issue"]["number"] = {"id": 2**40}, 7
+        answers["installation"] = deliver(pg_client, "issues", foreign).status_code
+        largest = labeled_with(webhook_fixtures, "scrub")
+        largest["issue"]["number"] = 2**31 - 1
+        answers["largest"] = deliver(pg_client, "issues", largest).status_code
+    assert (answers.pop("installation"), answers.pop("largest")) == (202, 202)
+    assert set(answers.values()) == {200}, answers
+    database = Database(postgres_url)
+    assert sorted((run.issue, run.installation_id) for run in runs(database)) == [(7, None), (2**31 - 1, None)]
+    database.dispose()

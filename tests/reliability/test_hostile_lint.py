@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from app.pipelines.fuzz.publish import lint_files, lint_sandbox
+from app.pipelines.kit.lint import lint_files, lint_sandbox
 from app.pipelines.memory import MemoryRunContext
 from app.settings import Settings
 from tests.engine.sandbox.modes import require_mode

@@ -34,6 +34,14 @@ _FEATURE_BODY = re.compile(r"The feature, motivation and pitch|^#+\s*🚀", re.I
 _DOCS_BODY = re.compile(r"^#+\s*📚|^#+\s*The doc issue\b", re.I | re.M)
 _DOCS_TITLE = re.compile(r"^\s*\[docs?\]|^\s*docs?\s*:", re.I)
 _DOCS_LABELS = {"module: docs", "documentation", "docs"}
+# A title that says the documentation and the code disagree ("implementation and documentation
+# mismatch", "the docs do not match the signature"): a run shows what the code does, never which
+# side is wrong, so its result can neither confirm nor close the report.
+_DOCS_MISMATCH_TITLE = re.compile(
+    r"\b(?:doc(?:s|umentation)?|docstring)\b[^.\n]{0,40}\b(?:mismatch\w*|inconsisten\w*|disagree\w*|contradict\w*"
+    r"|(?:does not|doesn't|do not|don't) match)"
+    r"|\b(?:mismatch\w*|inconsisten\w*|disagree\w*|contradict\w*)\b[^.\n]{0,40}\b(?:doc(?:s|umentation)?|docstring)\b",
+    re.I)
 # GitHub's "Duplicate of #N" (and its common misspellings) opening a comment.
 _DUPLICATE = re.compile(r"^\W{0,3}dup+l?icate(?:d)?(?:\s+of)?\s*[:\-]?\s*(?:of\s+)?(?:https://github\.com/[\w.-]+/[\w.-]+/issues/|#)"
                         r"(?P<number>\d+)", re.I)
@@ -135,7 +143,8 @@ def triage(issue: Json, repro: Repro | None, *, images: bool = False, gpu_worker
         return _label_decision(issue, labels, Verdict.tracker, "tracker", "a tracking issue, not a single bug")
     if _FEATURE_TITLE.search(title) or _FEATURE_BODY.search(body) or labels & {"feature", "enhancement"}:
         return _label_decision(issue, labels, Verdict.feature, "feature", "a feature request, not a bug report")
-    if _DOCS_BODY.search(body) or _DOCS_TITLE.search(title) or (labels & _DOCS_LABELS and repro is None):
+    if _DOCS_BODY.search(body) or _DOCS_TITLE.search(title) or _DOCS_MISMATCH_TITLE.search(title) \
+            or (labels & _DOCS_LABELS and repro is None):
         return _label_decision(issue, labels, Verdict.documentation, "module: docs",
                                "a documentation issue, not a bug to reproduce")
     if _BE_TITLE.search(title) or "better-engineering" in labels:

@@ -3,9 +3,7 @@
 publish: on `scrub/fuzz-<seed>`, commit 1 = the test with its expected-failure marker;
 commit 2 (when the fix was verified) = the fix with the marker removed, its message carrying
 the PR title, the PR summary, the fix summary (the seed's questions) and the fuzz seed. Each
-commit's files go through the repository's linter first (`lintrunner -a` or `ruff check
---fix`, in the sandbox without the network, over a copy: only the commit's files take its
-changes; ruff is the interpreter's own, `python -I`, never a `ruff/` of the checkout). Pushed with
+commit's files go through the repository's linter first (app.pipelines.kit.lint). Pushed with
 force-with-lease (a retry rebuilds the same commits on the same base and leaves the branch
 as it is) and opened as a draft PR through `upsert_pull` (a retry finds the same PR).
 
@@ -14,54 +12,22 @@ report: report.md, the program and the test as artifacts; the worktree removed; 
 
 from __future__ import annotations
 
-import shlex
 import tempfile
 from dataclasses import replace
 
 from app.domain import RunStatus
 from app.engine.fuzz.config import FuzzConfig
 from app.engine.fuzz.summary import FixSummary
-from app.engine.fuzz.treework import apply_changes, run_in_copy
 from app.engine.git.repo import GitError, commit_files, git, push_branch
 from app.engine.git.tree import Checkout, UnsafePath
 from app.engine.report.render import render_run_report
-from app.engine.sandbox.runner import Sandbox
 from app.pipelines.base import RunContext, StageResult
-from app.pipelines.kit.checkout import drop_checkout, ensure_checkout, remote_for
-from app.pipelines.kit.phases import halt, halted, phase_clock
-from app.pipelines.fuzz.fix import fix_sandbox
 from app.pipelines.fuzz.report import build_report, outcome
 from app.pipelines.fuzz.state import FuzzState
 from app.pipelines.kit.build import describe as describe_build
-
-# `python -I`: the installed ruff, never a `ruff/` package of the checkout (the command runs in
-# the copy, and a plain `-m` puts the working directory first on sys.path).
-LINT_COMMANDS = {"lintrunner": "lintrunner -a", "ruff": "python -I -m ruff check --fix --quiet"}
-LINT_TIMEOUT_S = 300.0
-
-
-def lint_sandbox(ctx: RunContext) -> Sandbox:
-    """The fix command's sandbox without the network: `SCRUB_FIX_NETWORK` is the fix command's
-    alone, and a linter (which may run the repository's own adapters) needs none."""
-    sandbox, _ = fix_sandbox(ctx, {})
-    return Sandbox(replace(sandbox.spec, network=False))
-
-
-def lint_files(ctx: RunContext, worktree: Checkout, linter: str, files: list[str]) -> dict:
-    """Run the repository's linter on `files` in the sandbox; keep its fixes to those files."""
-    if linter not in LINT_COMMANDS:
-        return {"linter": "none", "summary": "no linter configured"}
-    command = f"{LINT_COMMANDS[linter]} {' '.join(shlex.quote(f) for f in files)}"
-    ran = run_in_copy(lint_sandbox(ctx), worktree, command, LINT_TIMEOUT_S)
-    ran_changed = {k: v for k, v in ran.changed.items() if k in files}
-    fixed = apply_changes(worktree, type(ran)(ran.exit_code, ran.timed_out, ran.output, ran_changed, ()))
-    if ran.exit_code in (126, 127) or "No module named" in ran.output:
-        summary = f"{linter} is not available in the sandbox; not linted"
-    elif ran.exit_code == 0:
-        summary = f"{linter}: clean" + (f", fixed {', '.join(fixed)}" if fixed else "")
-    else:
-        summary = f"{linter}: problems remain (exit {ran.exit_code})"
-    return {"linter": linter, "exit": ran.exit_code, "fixed": fixed, "summary": summary, "output": ran.output[-2000:]}
+from app.pipelines.kit.checkout import drop_checkout, ensure_checkout, remote_for
+from app.pipelines.kit.lint import lint_files
+from app.pipelines.kit.phases import halt, halted, phase_clock
 
 
 def test_commit_message(state: FuzzState) -> str:
@@ -88,8 +54,8 @@ def fix_commit_message(state: FuzzState) -> str:
     summary = FixSummary(**state.fix["summary_text"]) if state.fix.get("summary_text") else FixSummary()
     lines = [pr_title(state)[:72], "", summary.summary or f"Fixes {state.error} found by {state.job.label}.", "",
              "Fix summary:", summary.render(), "",
-             f"The expected-failure marker on {state.generated['path']}::{state.generated['name']} is removed: "
-             "the test passes with this fix and fails without it (verified in Scrubbot's sandbox)."]
+             (f"The expected-failure marker on {state.generated['path']}::{state.generated['name']} is removed: "
+              "the test passes with this fix and fails without it (verified in Scrubbot's sandbox).")]
     if state.job.seed is not None:
         lines.append(f"Fuzz seed: {state.job.seed} ({state.fuzzer_command})")
     return "\n".join(lines) + "\n"

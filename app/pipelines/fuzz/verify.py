@@ -14,34 +14,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.engine.fuzz.results import device_results, expected, node_statuses
+from app.engine.fuzz.results import node_statuses
 from app.engine.git.tree import Checkout
 from app.engine.sandbox.treerun import TreeRunner, pytest_argv
-from app.engine.verdict.signature import mask_digits
+from app.pipelines.kit.testcheck import judge
 
 
 def check_test(runner: TreeRunner, worktree: Checkout, generated: dict[str, Any], *, marked: bool,
                devices: list[str], failing: list[str], exception: str, message: str,
                timeout_s: float) -> dict[str, Any]:
-    """Run the test (marked or not) in the sandbox; `ok` when every device shows what it must."""
+    """Run the test (marked or not) in the sandbox; `ok` when every device shows what it must
+    (`app.pipelines.kit.testcheck.judge`, the same rule as the CI and issue tests)."""
     worktree.write_text(generated["path"], generated["marked" if marked else "unmarked"])  # never through a link
     runner.repack()
     result = runner.run(pytest_argv(generated["path"], extra=["-rA", "-k", generated["name"]]), timeout_s)
-    output = result.output.text()
-    seen = device_results(output, devices, generated["name"])
-    wanted = expected(devices, failing, marked=marked, style=generated.get("style", "pytest"))
-    problems = [f"{device or 'the test'}: {seen.get(device, 'not run')}, expected {status}"
-                for device, status in wanted.items() if seen.get(device) != status]
-    if not marked and failing and exception and not problems:
-        pytest_line = f"{exception}: {message}" if message and not generated.get("rewrote_assertion") else exception
-        if mask_digits(pytest_line) not in mask_digits(output):
-            problems.append(f"the test fails, but not with {pytest_line}")
-    if result.timed_out:
-        problems.append(f"the test run timed out after {timeout_s:.0f} s")
-    label = "with the marker" if marked else "without the marker"
-    summary = f"{label}: " + (", ".join(f"{d or 'test'} {s}" for d, s in seen.items()) or "no result")
-    return {"ok": not problems, "problems": problems, "statuses": seen, "summary": summary,
-            "output": output[-4000:], "exit_code": result.exit_code}
+    check = judge(result.output.text(), generated["name"], marked=marked, devices=devices, failing=failing,
+                  style=generated.get("style", "pytest"), exception=exception, message=message,
+                  rewrote_assertion=bool(generated.get("rewrote_assertion")), timed_out=result.timed_out,
+                  timeout_s=timeout_s)
+    return check.to_dict() | {"exit_code": result.exit_code}
 
 
 def related_tests(runner: TreeRunner, generated: dict[str, Any], operations: list[str],

@@ -79,10 +79,11 @@ class TestPR:
     path: str = ""
     placement: str = ""
     checks: list[TestCheck] = field(default_factory=list)
+    lint: str = ""  # what the repository's linter said of the test file
 
     __test__ = False  # not a pytest class
 
-    _KEYS = ("opened", "why", "url", "number", "branch", "base", "commit", "path", "placement")
+    _KEYS = ("opened", "why", "url", "number", "branch", "base", "commit", "path", "placement", "lint")
 
     def to_dict(self) -> Json:
         return {k: getattr(self, k) for k in self._KEYS} | {"checks": [c.to_dict() for c in self.checks]}

@@ -17,7 +17,7 @@ both checks passed in the repository.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.engine.diagnosis.text import markdown
@@ -41,6 +41,7 @@ from app.pipelines.issue.state import IssueState, TestPR
 from app.pipelines.kit.branch import default_branch
 from app.pipelines.kit.checkout import drop_checkout, ensure_checkout, remote_for
 from app.pipelines.kit.sandbox import tree_runner
+from app.pipelines.kit.lint import lint_files
 from app.pipelines.kit.testcheck import TestCheck, check_test, standalone_runner
 
 FORCE_TEST_PR = "force_test_pr"  # run param set by `/scrub test`
@@ -160,8 +161,12 @@ def _place(ctx: RunContext, state: IssueState, worktree: Any, base: str, sha: st
     if not verified(checks):
         problems = "; ".join(p for c in checks for p in c.problems) or "no result"
         return _no_pr(f"in {test.path} the test does not fail, then xfail, as it must: {problems}", **where)
-    return StageResult(summary=f"{test.path}::{test.name} ({placement.reason}): " + "; ".join(c.summary for c in checks),
-                       output={"placed_test": test, "test_pr": TestPR(False, **where)})
+    worktree.write_text(test.path, test.marked)  # the repository's linter, as on every commit Scrubbot makes
+    lint = lint_files(ctx, worktree, config.lint, [test.path])
+    test = replace(test, marked=worktree.read_text(test.path))
+    return StageResult(summary=f"{test.path}::{test.name} ({placement.reason}): "
+                       + "; ".join([c.summary for c in checks] + [lint["summary"]]),
+                       output={"placed_test": test, "test_pr": TestPR(False, lint=lint["summary"], **where)})
 
 
 def open_test_pr(ctx: RunContext, state: IssueState) -> StageResult:
@@ -186,7 +191,7 @@ def open_test_pr(ctx: RunContext, state: IssueState) -> StageResult:
     pull = ctx.github.upsert_pull(repo, head=branch, base=pr.base, title=title,
                                   body=pr_body(state, number, test, pr.checks), draft=True)
     opened = TestPR(True, url=pull.get("html_url"), number=pull.get("number"), branch=branch, base=pr.base,
-                    commit=pr.commit, path=pr.path, placement=pr.placement, checks=pr.checks)
+                    commit=pr.commit, path=pr.path, placement=pr.placement, checks=pr.checks, lint=pr.lint)
     return StageResult(summary=f"{test.path}::{test.name} -> {opened.url}", output={"test_pr": opened})
 
 
@@ -201,7 +206,8 @@ def pr_body(state: IssueState, number: int, test: IssueTest, checks: list[TestCh
     parts = [f"Adds a failing test for #{number}: {no_mentions(state.issue.get('title') or '')}",
              f"`{test.path}::{test.name}` ({test.placement}) reproduces the issue on PyTorch "
              f"{(state.reproduction.result or {}).get('torch_version') or 'the current release'}. Verified in "
-             f"Scrubbot's sandbox, in this repository: " + "; ".join(no_mentions(c.summary) for c in checks) + ".",
+             f"Scrubbot's sandbox, in this repository: " + "; ".join(no_mentions(c.summary) for c in checks) + "."
+             + (f" Linted: {no_mentions(state.test_pr.lint)}." if state.test_pr and state.test_pr.lint else ""),
              fence(test.block, "python")]
     if diagnosis := markdown(state.diagnosis):
         parts.append(diagnosis)

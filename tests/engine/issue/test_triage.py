@@ -52,6 +52,20 @@ def test_a_documentation_issue_is_routed_not_reproduced():
     assert triage(labelled, repro("import torch\ntorch.ones(1)\n")).decision == "actionable"  # a docs label on code: run it
 
 
+def test_a_title_saying_the_docs_and_the_code_disagree_is_a_documentation_issue_even_with_code():
+    # Real shapes (#85525, #54881): the script raises the check the docs now describe, or compares
+    # signatures; running it shows what the code does, not which side is wrong.
+    code = repro("import torch\ntorch.fake_quantize_per_channel_affine(torch.ones(2), torch.ones(2), torch.zeros(2).long(), 0, 0, 255)\n")
+    for title in ("torch.fake_quantize_per_channel_affine : implementation and documentation mismatch",
+                  "Often the documentation does not match the actual signature of the function",
+                  "Inconsistency between docstring and behaviour of nn.Unfold",
+                  "F.interpolate docs contradict what align_corners does"):
+        assert triage({"title": title, "body": "", "state": "open"}, code).decision == "documentation", title
+    for title in ("Shape mismatch in conv2d backward", "torch.cat inconsistent results on CPU",
+                  "Documented example crashes with a segfault", "Size mismatch when loading a state dict"):
+        assert triage({"title": title, "body": "", "state": "open"}, code).decision == "actionable", title
+
+
 def test_a_triagers_duplicate_comment_stops_the_run_and_a_strangers_does_not():
     issue = {"title": "`nanmean`", "body": "", "state": "open"}
     said = [{"user": {"login": "maintainer"}, "body": "Dupplicate: #137780"}]

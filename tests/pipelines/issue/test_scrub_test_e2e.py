@@ -59,6 +59,7 @@ def make_project(tmp: Path) -> Path:
     _git(tmp, "init", "--quiet", "--initial-branch=main", str(src))
     (src / "tests/test_ops.py").write_text(TEST_OPS)
     (src / "tests/test_shapes.py").write_text(TEST_SHAPES)
+    (src / "ruff.toml").write_text('[lint]\nselect = ["I"]\n')  # the project sorts its imports
     _git(src, "add", "-A")
     _git(src, "commit", "--quiet", "-m", "tests", author="Ada Lovelace|ada@example.com")
     _git(src, "push", "--quiet", str(bare), "main")
@@ -95,13 +96,15 @@ def test_scrub_test_opens_a_pull_request_whose_test_fails_then_xfails(fake_githu
     assert pull["draft"] is True and pull["head"]["ref"] == f"scrub/issue-{number}"
     assert pull["base"]["ref"] == "main" and f"#{number}" in pull["title"]
     assert f"tests/test_ops.py::test_issue_{number}" in pull["body"] and "with the marker: test XFAIL" in pull["body"]
+    assert "Linted: ruff: clean, fixed tests/test_ops.py." in pull["body"]  # the repository's linter ran
     (comment,) = fake_github.comments(REPO, number)  # the same comment, edited
     assert f"A draft pull request adds this failing test: {pull['html_url']}" in comment["body"]
 
     marked = subprocess.run(["git", "show", f"scrub/issue-{number}:tests/test_ops.py"], cwd=bare,
                             capture_output=True, text=True, check=True).stdout
-    # Added to the file that covers logaddexp2, after its own tests, which stay as they were.
-    assert marked.startswith("import torch\nimport pytest\n") and TEST_OPS.split("\n", 1)[1].strip() in marked
+    # Added to the file that covers logaddexp2, after its own tests, which stay as they were; its
+    # imports sorted as the project's ruff configuration asks.
+    assert marked.startswith("import pytest\nimport torch\n") and TEST_OPS.split("\n", 1)[1].strip() in marked
     assert marked.index("def test_logaddexp2_is_symmetric") < marked.index(f"def test_issue_{number}()")
     assert "@pytest.mark.xfail(strict=True" in marked and "import pytest" in marked
     unmarked = "".join(line for line in marked.splitlines(keepends=True) if "pytest.mark.xfail" not in line)
