@@ -7,7 +7,7 @@ them: one definition each, here (import-linter keeps this module free of every o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -63,6 +63,16 @@ class StageSummary:
     status: str
     summary: str = ""
     duration_s: float | None = None
+
+
+WORKER_LOST = "worker lost"  # how a stage event whose worker vanished mid-stage begins (`app.db.leases`)
+
+
+def failed_on_their_own(summaries: Iterable[StageSummary]) -> set[str]:
+    """The stages whose latest event is a failure of their own. A run goes on without those that
+    are optional, and does not run them again on resume (`app.pipelines.base.run_pipeline`); a
+    stage whose worker was lost (a restart, an out-of-memory kill) is not one: it runs again."""
+    return {s.stage for s in summaries if s.status == StageStatus.failed and not s.summary.startswith(WORKER_LOST)}
 
 
 class Verdict(StrEnum):

@@ -34,7 +34,8 @@ from app.engine.verdict.bisect_probe import ProbePlan  # noqa: E402
 from app.engine.verdict.culprit import describe  # noqa: E402
 from app.github.client import GitHubClient  # noqa: E402
 from app.pipelines.kit import builds, probes  # noqa: E402
-from app.pipelines.kit.culprit import Point, Search, find_culprit  # noqa: E402
+from app.pipelines.kit.culprit import Point, Search  # noqa: E402
+from app.pipelines.kit.culprit_stages import find_culprit  # noqa: E402
 from app.pipelines.memory import MemoryRunContext  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from tests.fakes.culprit_world import NEW_RELEASE, OLD_RELEASE, REPO, REPORTED, REPRO, make_culprit_world  # noqa: E402

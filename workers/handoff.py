@@ -14,6 +14,7 @@ from typing import Any
 from app.db import jobs as job_leases
 from app.db import leases
 from app.db.models import Run
+from app.domain import StageStatus
 from app.github.connect import GitHubNotConfigured
 from workers.jobs import DoneStage, ReproJob, job_owner, new_job_id
 
@@ -21,10 +22,11 @@ log = logging.getLogger(__name__)
 
 
 def done_stages(ctx: Any) -> list[DoneStage]:
-    """The run's finished stages, as a repro stage may read them (outputs, summaries)."""
+    """The run's finished stages, as a repro stage may read them (outputs, summaries); and the
+    failed ones, so the job does not run again an optional stage the run went on without."""
     outputs = ctx.completed_stages()
-    return [DoneStage(s.stage, s.status, s.summary, outputs[s.stage], s.duration_s)
-            for s in ctx.stage_summaries() if s.stage in outputs]
+    return [DoneStage(s.stage, s.status, s.summary, outputs.get(s.stage, {}), s.duration_s)
+            for s in ctx.stage_summaries() if s.stage in outputs or s.status == StageStatus.failed]
 
 
 def read_only_clone_url(services: Any, run: Run) -> str | None:

@@ -33,10 +33,16 @@ class NoGitHubHere(PermissionError):
 
 @dataclass
 class RepoAccess:
-    """What a repro stage may ask of GitHub: a clone URL of the job's repository, read-only."""
+    """What a repro stage may ask of GitHub: a clone URL of the job's repository, read-only.
+
+    Anything else raises `NoGitHubHere` naming the stage that asked (`stage_of`): a stage that
+    reads GitHub belongs on the default queue (`tests/pipelines/test_repro_github.py` checks
+    every kind's repro stages for such reads). It is a `PermissionError`, not an
+    `AttributeError`, so `hasattr(ctx.github, ...)` raises too instead of quietly saying no."""
 
     repo: str
     url: str | None
+    stage_of: Callable[[], str] = lambda: ""
 
     def clone_url(self, repo: str) -> str:
         if repo.lower() != self.repo.lower():
@@ -48,7 +54,10 @@ class RepoAccess:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        raise NoGitHubHere(f"a repro worker has no GitHub access ({name}): that stage belongs on the default queue")
+        stage = self.stage_of()
+        raise NoGitHubHere(f"{f'stage {stage!r}' if stage else 'a stage'} asked GitHub for {name} on a repro worker, "
+                           f"which holds no GitHub credential (a clone URL of {self.repo} only): a repro worker has "
+                           "no GitHub access, so that read belongs in a stage on the default queue")
 
 
 @dataclass
@@ -73,9 +82,11 @@ class JobContext(MemoryRunContext):
 
 def job_context(job: ReproJob, settings: Settings) -> JobContext:
     seed = [MemoryStage(d.stage, d.status, d.summary, d.output, 0.0, d.seconds) for d in job.done]
-    ctx = JobContext(run_id=job.run_id, queue=job.queue, github=RepoAccess(job.repo, job.clone_url),
+    access = RepoAccess(job.repo, job.clone_url)
+    ctx = JobContext(run_id=job.run_id, queue=job.queue, github=access,
                      settings=settings, params=dict(job.params), installation_id=job.installation_id,
                      stages=seed, seeded=len(seed), current=job.stage)
+    access.stage_of = lambda: ctx.current
     return ctx
 
 

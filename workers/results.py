@@ -18,7 +18,7 @@ from app.db import jobs as job_leases
 from app.db import leases
 from app.db.jobs import JobStage
 from app.db.models import FINISHED, Run, RunStatus
-from app.domain import DEFAULT_QUEUE, StageStatus
+from app.domain import DEFAULT_QUEUE, StageStatus, failed_on_their_own
 from app.pipelines.base import Stage
 from app.pipelines.state import plain
 from workers.execute import WorkerServices, _execute, short_error
@@ -37,14 +37,16 @@ class ResultRefused(ValueError):
     """A result that does not fit the run's pipeline."""
 
 
-def check_records(stages: list[Stage], done: dict[str, Any], queue: str, records: list[StageRecord]) -> None:
+def check_records(stages: list[Stage], done: dict[str, Any], queue: str, records: list[StageRecord],
+                  failed: frozenset[str] | set[str] = frozenset()) -> None:
     """Raise `ResultRefused` unless `records` are the stages the pipeline would run next on
-    `queue`, from the state `done` leaves, with outputs their state classes accept."""
+    `queue`, from the state `done` leaves, with outputs their state classes accept (`failed`:
+    the stages recorded failed, of which the optional ones the run went on without)."""
     data: dict[str, Any] = {}
     for stage in stages:
         if stage.name in done:
             data.update(done[stage.name])
-    pending = [s for s in stages if s.name not in done]
+    pending = [s for s in stages if s.name not in done and not (s.optional and s.name in failed)]
     for index, record in enumerate(records):
         if index >= len(pending) or pending[index].name != record.stage:
             raise ResultRefused(f"stage {record.stage!r} is not the pipeline's next stage")
@@ -97,7 +99,8 @@ def record_result(data: dict[str, Any], services: WorkerServices) -> str:
 def _apply(run: Run, ctx: LeasedRunContext, queue: str, result: ReproResult, services: WorkerServices) -> str:
     stages = services.stages_for(run.kind)
     try:
-        check_records(stages, ctx.completed_stages(), queue, result.stages)
+        failed = failed_on_their_own(ctx.stage_summaries())
+        check_records(stages, ctx.completed_stages(), queue, result.stages, failed)
     except ResultRefused as exc:
         ctx.set_status(RunStatus.failed, error=f"the {queue} worker's result was refused: {exc}")
         return RunStatus.failed

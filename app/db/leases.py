@@ -28,10 +28,10 @@ from sqlmodel import Session, col, select
 
 from app.db import queries
 from app.db.models import Run, RunStatus, StageEvent, utcnow
-from app.domain import StageStatus
+from app.domain import WORKER_LOST, StageStatus
 from app.db.session import Database
 
-LOST = "worker lost"
+LOST = WORKER_LOST  # a lost worker's stage is failed with this and runs again on resume
 # A run left running without a lease: by a worker from before leases existed (no task may run
 # longer than the hard time limit, 46 minutes), or after a transient error whose retry message
 # was lost. After an hour it is surely stranded.

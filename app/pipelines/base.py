@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from app.domain import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, RunStatus, SignatureStore, StageStatus, StageSummary
+from app.domain import (CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, QUEUES, RunStatus, SignatureStore, StageStatus,
+                        StageSummary, failed_on_their_own)
 from app.github.port import GitHubPort
 from app.pipelines.state import PlainState, plain
 from app.settings import Settings
@@ -131,15 +132,21 @@ def run_pipeline(
 
     `any_queue` runs every stage here whatever its queue (the CLI, the embedded worker).
     An unexpected exception in a required stage is recorded as a failed stage and re-raised
-    so the shell can decide to retry; the stages done before it stay done. The stage event
-    holds the status, summary and timing; the output holds only what the stage produced.
+    so the shell can decide to retry; the stages done before it stay done. An optional stage's
+    is recorded and the run goes on without it, then and when it resumes (after a handoff,
+    say): a failed optional stage is not run again unless its record is removed (a retry), or
+    its worker was lost mid-stage (`failed_on_their_own`). The stage event holds the status,
+    summary and timing; the output holds only what the stage produced.
     """
     data: State = dict(state or {})
     done = ctx.completed_stages()
+    failed = failed_on_their_own(ctx.stage_summaries())
     for stage in stages:
         if stage.name in done:
             data.update(done[stage.name])
             continue
+        if stage.optional and stage.name in failed:
+            continue  # it failed on an earlier pass (on this worker or a repro worker) and the run went on
         view = stage.state.load(data)
         wanted = stage.queue(view)
         if not any_queue and wanted != ctx.queue:

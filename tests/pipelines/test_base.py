@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from app.domain import WORKER_LOST, StageStatus
 from app.pipelines.base import Finished, Handoff, Stage, StageResult, run_pipeline
-from app.pipelines.memory import MemoryRunContext
+from app.pipelines.memory import MemoryRunContext, StageRecord
 from app.pipelines.state import PipelineState, UnknownStateField
 from app.settings import Settings
 
@@ -83,3 +84,20 @@ def test_the_queue_rule_reads_the_typed_state(tmp_path):
                                     queue=lambda s: "repro-gpu" if "b" in s.text else "repro-cpu")]
     handoff = run_pipeline(stages, _context(tmp_path))
     assert handoff == Handoff(queue="repro-gpu", stage="count")
+
+
+def test_a_failed_optional_stage_is_not_run_again_on_resume_unless_its_worker_was_lost(tmp_path):
+    ran = []
+
+    def work(ctx, state):
+        ran.append(ctx.run_id)
+        return StageResult(summary="worked")
+
+    stages = [Stage("minimize", work, optional=True), Stage("report", lambda ctx, state: StageResult())]
+    broke = MemoryRunContext(run_id=1, settings=Settings(data_dir=tmp_path),
+                             stages=[StageRecord("minimize", StageStatus.failed, "RuntimeError: broke")])
+    lost = MemoryRunContext(run_id=2, settings=Settings(data_dir=tmp_path),
+                            stages=[StageRecord("minimize", StageStatus.failed, f"{WORKER_LOST} (attempt 1)")])
+    assert run_pipeline(stages, broke) == Finished("succeeded", None)
+    assert run_pipeline(stages, lost) == Finished("succeeded", None)
+    assert ran == [2]  # the run went on without the broken one; the lost worker's stage ran again

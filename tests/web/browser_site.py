@@ -136,11 +136,19 @@ def new_page(browser: Any, site: Site | None = None) -> Iterator[Any]:
         context.close()
 
 
-def wait_until(page: Any, expression: str, timeout_s: float = 30.0) -> None:
+def wait_until(page: Any, expression: str, timeout_s: float = 120.0) -> None:
     """Poll `expression` in the page until it is truthy. (Playwright's `wait_for_function`
-    evaluates a string with `eval`, which the page's CSP rightly forbids.)"""
+    evaluates a string with `eval`, which the page's CSP rightly forbids.) While the page
+    reloads (an action's redirect, a live update) the element may be missing or the context
+    gone: that is "not yet", not a failure. The limit is a hang guard, not a speed check."""
     deadline = time.monotonic() + timeout_s
-    while not page.evaluate(f"() => Boolean({expression})"):
+    while True:
+        try:
+            if page.evaluate(f"() => {{ try {{ return Boolean({expression}); }} catch (e) {{ return false; }} }}"):
+                return
+        except Exception as exc:  # noqa: BLE001 - Playwright's navigation errors have no common class
+            if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
+                raise
         if time.monotonic() > deadline:
             raise AssertionError(f"still false after {timeout_s}s: {expression}")
         time.sleep(0.05)

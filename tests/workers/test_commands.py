@@ -17,8 +17,8 @@ from workers.execute import WorkerServices, execute_command
 
 REPO, ISSUE = "o/r", 5
 # The issue pipeline's stages as these tests expect them (checked against the pipeline below).
-ISSUE_STAGES = ["fetch", "select", "triage", "review", "reproduce", "bisect", "minimize", "stress", "diagnose", "test",
-                "place_test", "open_test_pr", "publish", "report"]
+ISSUE_STAGES = ["fetch", "select", "triage", "review", "reproduce", "bisect", "culprit_range", "culprit_commits",
+                "minimize", "stress", "diagnose", "test", "place_test", "culprit_pr", "open_test_pr", "publish", "report"]
 HELP_TEXT = help_text()
 
 
@@ -220,8 +220,8 @@ def test_retry_without_a_run_starts_one(services, database, enqueuer):
 
 
 @pytest.mark.parametrize(("command", "flag", "kept"), [("bisect", "force_bisect", ISSUE_STAGES[:5]),
-                                                      ("minimize", "force_minimize", ISSUE_STAGES[:6]),
-                                                      ("stress", "force_stress", ISSUE_STAGES[:7])])
+                                                      ("minimize", "force_minimize", ISSUE_STAGES[:8]),
+                                                      ("stress", "force_stress", ISSUE_STAGES[:9])])
 def test_bisect_minimize_and_stress_redo_that_stage_and_what_follows(services, database, settings, enqueuer, command, flag, kept):
     run = issue_run(database, settings, "succeeded", done=ISSUE_STAGES)
     execute_command(request(command), services)

@@ -166,3 +166,35 @@ def test_short_error_hides_server_paths_and_keeps_urls():
     assert text.startswith("FileNotFoundError: [Errno 2] No such file") and "/srv/scrub" not in text
     assert "more" not in text
     assert "https://github.com/o/r" in short_error(ValueError("see https://github.com/o/r/pull/1"))
+
+
+def test_an_optional_repro_stage_that_failed_is_not_sent_to_the_repro_queue_again(database, settings, enqueuer):
+    """The run goes on without a failed optional stage, on the repro worker and after it: the
+    trusted side neither sends it back (before: a new job for it each time its result came back,
+    forever) nor refuses the stages the job ran after it; a later job does not run it again."""
+    calls = []
+
+    def broken(ctx, state):
+        calls.append("broken")
+        raise RuntimeError("the culprit search broke")
+
+    def probe(ctx, state):
+        calls.append("probe")
+        return StageResult(summary="probed")
+
+    stages = [Stage("greet", lambda ctx, state: StageResult()),
+              Stage("work", lambda ctx, state: StageResult(), queue=lambda state: "repro-cpu"),
+              Stage("broken", broken, queue=lambda state: "repro-cpu", optional=True),
+              Stage("read", lambda ctx, state: StageResult(summary="read")),
+              Stage("probe", probe, queue=lambda state: "repro-cpu"),
+              Stage("report", lambda ctx, state: StageResult())]
+    run = new_run(database)
+    svc = services(database, settings, enqueuer, stages_for=lambda kind: stages)
+    assert execute_run(run.id, svc) == "handed off to repro-cpu"
+    assert through_repro_worker(enqueuer, settings, svc) == "handed off to repro-cpu"  # `probe`, after `read`
+    assert [job["stage"] for job, _ in enqueuer.jobs] == ["probe"]
+    assert through_repro_worker(enqueuer, settings, svc) == "succeeded"
+    assert calls == ["broken", "probe"] and enqueuer.jobs == []
+    statuses = [(e.stage, e.status) for e in reload(database, run.id).stages]
+    assert statuses == [("greet", "done"), ("work", "done"), ("broken", "failed"), ("read", "done"),
+                        ("probe", "done"), ("report", "done")]

@@ -37,6 +37,8 @@ def test_github_is_one_clone_url_of_one_repository():
         access.clone_url("acme/other")
     with pytest.raises(NoGitHubHere, match="no GitHub access"):
         access.create_comment("acme/calc", 1, "hi")
+    with pytest.raises(NoGitHubHere):  # not an AttributeError: `hasattr` cannot quietly say no
+        hasattr(access, "compare_commits")
     with pytest.raises(NoGitHubHere, match="not configured"):
         RepoAccess("acme/calc", None).clone_url("acme/calc")
 
@@ -92,3 +94,18 @@ def test_a_stage_error_is_a_failed_result_never_an_exception(tmp_path):
         assert (result.outcome, result.transient) == ("failed", transient)
         assert [(r.stage, r.status) for r in result.stages] == [("work", "failed")]
     assert "cannot start runs" in result.error
+
+
+def test_a_stage_that_reads_github_on_a_repro_worker_is_named_with_where_it_belongs(tmp_path):
+    def narrow(ctx, state):
+        ctx.github.compare_commits("pytorch/pytorch", "a", "b")
+        return StageResult()
+
+    stages = [Stage("fetch", lambda ctx, state: StageResult()),
+              Stage("narrow", narrow, queue=lambda s: "repro-cpu", optional=True)]
+    result = run_job(job("narrow"), Settings(data_dir=tmp_path / "data"), lambda stage: None,
+                     stages_for=lambda kind: stages)
+    (record,) = result.stages
+    assert (record.stage, record.status) == ("narrow", "failed")
+    assert "stage 'narrow' asked GitHub for compare_commits on a repro worker" in record.summary
+    assert "belongs in a stage on the default queue" in record.summary

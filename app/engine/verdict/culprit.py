@@ -52,11 +52,15 @@ def pulls_in_message(message: str, repo: str) -> list[int]:
 def pull_of_commit(sha: str, associated: list[Mapping[str, Any]], message: str, repo: str) -> int | None:
     """The PR that landed `sha`: the associated merged PR whose merge commit it is, else the one
     its message names, else any associated merged PR; None when nothing links it to one."""
+    return pull_of(sha, associated, pulls_in_message(message, repo))
+
+
+def pull_of(sha: str, associated: list[Mapping[str, Any]], named: list[int]) -> int | None:
+    """`pull_of_commit` with the PRs the message names already read (`pulls_in_message`)."""
     merged = [p for p in associated if p.get("merged_at") and isinstance(p.get("number"), int)]
     for pull in merged:
         if pull.get("merge_commit_sha") == sha:
             return int(pull["number"])
-    named = pulls_in_message(message, repo)
     if named:
         return named[0]
     return int(merged[0]["number"]) if merged else None
@@ -236,4 +240,4 @@ def evidence(culprit: Culprit) -> list[str]:
 
 
 __all__ = ["COMMIT", "CANDIDATES_SHOWN", "Commit", "Culprit", "Level", "NIGHTLY", "RELEASE", "describe",
-           "direction_of", "evidence", "nightly_pair", "pull_of_commit", "pulls_in_message", "ref"]
+           "direction_of", "evidence", "nightly_pair", "pull_of", "pull_of_commit", "pulls_in_message", "ref"]

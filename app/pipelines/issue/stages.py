@@ -1,10 +1,13 @@
 """The issue pipeline: seed `001` (scrub-issue) as checkpointed stages.
 
-    fetch -> select -> triage -> review -> reproduce -> bisect -> minimize -> stress -> diagnose
-          -> test -> place_test -> open_test_pr -> publish -> report
+    fetch -> select -> triage -> review -> reproduce -> bisect -> culprit_range -> culprit_commits
+          -> minimize -> stress -> diagnose -> test -> place_test -> culprit_pr -> open_test_pr
+          -> publish -> report
 
-(`diagnose`: `diagnosis.py`, the catalog's experiments; `test`, `place_test`, `open_test_pr`:
-`testcase.py`, the failing test offered in the comment and, on `/scrub test`, its pull request.)
+(`culprit_range`, `culprit_commits`, `culprit_pr`: `app.pipelines.kit.culprit_stages`, the
+commits between the nightlies `bisect` found and the PR among them; `diagnose`: `diagnosis.py`,
+the catalog's experiments; `test`, `place_test`, `open_test_pr`: `testcase.py`, the failing
+test offered in the comment and, on `/scrub test`, its pull request.)
 
 Run params (set by the webhook route, the CLI or `/scrub` commands): `repo`, `issue`, and
 optionally `approved_by`, `force_bisect`, `force_minimize`, `force_stress` (`FORCE_BISECT`,
@@ -18,8 +21,10 @@ recorded as skipped, and `publish` + `report` still run so the labels and any no
 Every kind ends the same way: `publish` (what goes out: here the comment and labels, in the CI
 and fuzz jobs the branch and the draft PR), then `report` (the run's own record, last).
 Only `publish` (and `review`, for its approval notice) writes to GitHub; a closed issue gets
-no write at all. The comment carries `comment_marker(run_id, "issue")`, so a retry of the
-run edits it instead of adding a second one.
+no write at all. The stages that run code (`reproduce` to `place_test`) run on a repro queue,
+where a worker holds no GitHub credential: the culprit search's GitHub reads are `culprit_range`
+and `culprit_pr`, on the default queue. The comment carries `comment_marker(run_id, "issue")`,
+so a retry of the run edits it instead of adding a second one.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ from app.github.permissions import may_write, role_of
 from app.github.port import comment_marker
 from app.pipelines.issue import culprits, diagnosis, evidence, runner, testcase
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
+from app.pipelines.kit.culprit_stages import commits_stage, pr_stage, range_stage
+from app.pipelines.kit.routed import on_default
 from app.pipelines.issue import dedup
 from app.pipelines.issue.report import build_report, publish_plan
 from app.pipelines.issue.state import IssueState
@@ -250,7 +257,8 @@ def reproduce(ctx: RunContext, state: IssueState) -> StageResult:
 
 def bisect(ctx: RunContext, state: IssueState) -> StageResult:
     """When it passes now (or on `/scrub bisect`): the first environment where the outcome changes,
-    then (`culprits.py`) the nightlies and commits between the two releases around it, and the PR."""
+    then (`culprits.py`) the nightlies between the two releases around it; the commits and the
+    PR are the `culprit_*` stages' (module docstring)."""
     if skipped := _skip(state):
         return skipped
     envs = ctx.settings.environment_map
@@ -272,9 +280,9 @@ def bisect(ctx: RunContext, state: IssueState) -> StageResult:
     summary = bisection.describe_change(found, found.probes.get)
     output: dict[str, Any] = {"bisect": found, "bisect_plan": plan}
     if narrowed := culprits.narrow(ctx, state, found, plan):
-        output["culprit"] = narrowed
-        if narrowed.level != RELEASE:
-            summary += f"; {describe_culprit(narrowed, str(ctx.params['repo']))}"
+        output["culprit"], output["narrowing"] = narrowed
+        if narrowed[0].level != RELEASE:
+            summary += f"; {describe_culprit(narrowed[0], str(ctx.params['repo']))}"
     return StageResult(summary=summary, output=output)
 
 
@@ -344,11 +352,15 @@ STAGES: list[Stage] = [
     Stage("review", review, state=IssueState),
     Stage("reproduce", reproduce, queue=_code_queue, state=IssueState),
     Stage("bisect", bisect, queue=_code_queue, optional=True, state=IssueState),
+    range_stage(IssueState, idle=_code_queue),
+    commits_stage(IssueState, _code_queue, _code_queue, lambda ctx, state: culprits.search_of(state)),
     Stage("minimize", minimize, queue=_code_queue, optional=True, state=IssueState),
     Stage("stress", stress, queue=_code_queue, optional=True, state=IssueState),
     Stage("diagnose", diagnosis.diagnose, queue=_code_queue, optional=True, state=IssueState),
     Stage("test", testcase.offer_test, queue=_code_queue, optional=True, state=IssueState),
     Stage("place_test", testcase.place_test, queue=_code_queue, optional=True, state=IssueState),
+    # After the code stages, so that a run with a PR to name comes back to the trusted side once.
+    pr_stage(IssueState, idle=on_default),
     Stage("open_test_pr", testcase.open_test_pr, optional=True, state=IssueState),
     Stage("publish", publish, state=IssueState),
     Stage("report", report, state=IssueState),

@@ -31,6 +31,7 @@ from app.engine.verdict.witness import Witness
 from app.engine.verdict.bisect import BisectResult
 from app.engine.verdict.bisect_probe import ProbePlan
 from app.engine.verdict.culprit import Culprit
+from app.pipelines.kit.narrowing import Narrowing
 from app.pipelines.kit.stress import StressFinding
 from app.engine.testgen.issue_test import IssueTest
 from app.pipelines.kit.testcheck import TestCheck
@@ -104,6 +105,7 @@ class IssueState(PipelineState):
         "bisect": BisectResult.from_dict,
         "bisect_plan": ProbePlan.from_dict,
         "culprit": Culprit.from_dict,
+        "narrowing": Narrowing.from_dict,
         "minimized": Minimized.from_dict,
         "publish": PublishPlan.from_dict,
         "alternates": lambda items: [Repro.from_dict(r) for r in items],
@@ -149,6 +151,8 @@ class IssueState(PipelineState):
     bisect: BisectResult | None = None
     bisect_plan: ProbePlan | None = None  # the clean runs that made a release "absent"
     culprit: Culprit | None = None  # the range narrowed to nightlies and commits, and the PR
+    # bisect, culprit_range, culprit_commits, culprit_pr (`app.pipelines.kit.culprit_stages`)
+    narrowing: Narrowing | None = None  # where the culprit search is, between the two sides of the trust split
     minimized: Minimized | None = None
     # stress (`/scrub stress` only)
     stress: StressFinding | None = None

@@ -9,8 +9,9 @@
   `WITNESS_RUNS` runs there): the script demonstrably shows the bug, and the new build does
   not. Without that (the old build is gone, or passes too), the verdict is `passes-now`, which
   closes nothing.
-- `culprit`: for a fix, the change between the two builds, narrowed to nightlies and commits
-  (`app.pipelines.kit.culprit`), probed with the bisection's plan.
+- `culprit`: for a fix, the change between the two builds, narrowed to nightlies
+  (`app.pipelines.kit.culprit`), probed with the bisection's plan; the commits and the PR are
+  the `culprit_*` stages' (`app.pipelines.kit.culprit_stages`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from app.engine.verdict.culprit import Culprit
 from app.engine.verdict.witness import WITNESS_RUNS
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.kit import builds, probes
-from app.pipelines.kit.culprit import UNTESTABLE, Point, Search, find_culprit
+from app.pipelines.kit.culprit import UNTESTABLE, Point, Search, nightly_step
+from app.pipelines.kit.narrowing import Narrowing
 
 FIXED_RATE = 0.2  # the rarest failure rate the issue kind's "fixed" is sized to catch
 MAX_CLEAN_RUNS = 30
@@ -110,8 +112,14 @@ def _witnessed(ctx: RunContext, params: dict[str, Any], output: dict[str, Any], 
                                                                                     "verdict": Verdict.passes_now})
 
 
-def culprit(ctx: RunContext, params: dict[str, Any]) -> Culprit | None:
-    """The fix between the build it last reproduced on and the new one (None: no range to search)."""
+def search_of(ctx: RunContext, state: Any = None) -> Search:
+    """What every culprit probe runs: the repro, sized as the issue kind's bisection sizes it."""
+    return _search(ctx.params, bisect_plan(ctx.params.get("reproduction")))
+
+
+def culprit(ctx: RunContext, params: dict[str, Any]) -> tuple[Culprit, Narrowing | None] | None:
+    """The fix between the build it last reproduced on and the new one, to the nightlies (None:
+    no range to search)."""
     last, build = params.get("last_build"), params["build"]
     if not last or last.get("label") == build.get("label"):
         return None
@@ -121,5 +129,4 @@ def culprit(ctx: RunContext, params: dict[str, Any]) -> Culprit | None:
         return Point(str(b["label"]), str(b.get("version") or ""), reproduces, python=str(b.get("python") or ""),
                      nightly=nightly)
 
-    search = _search(params, bisect_plan(params.get("reproduction")))
-    return find_culprit(ctx, search, point(last, True), point(build, False))
+    return nightly_step(ctx, search_of(ctx), point(last, True), point(build, False))

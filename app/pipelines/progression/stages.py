@@ -1,13 +1,17 @@
 """The progression run: one re-check of one tracked bug (an issue, or a draft PR's test).
 
-    check -> recheck -> culprit -> publish
+    check -> recheck -> culprit -> culprit_range -> culprit_commits -> culprit_pr -> publish -> report
 
 - check (default queue): the issue or PR is still open on GitHub (closed meanwhile: the run
   ends `closed`, nothing written); for a PR, the default branch's tip to test.
 - recheck (repro-cpu, repro-gpu for CUDA): the repro on the newest build with the witness rule
   (`issues.py`), or the generated test on the tip (`pulls.py`).
-- culprit (same queue, optional): for a fix, the PR that fixed it (`kit.culprit`), or the
-  commits a PR's fix is among.
+- culprit (same queue, optional): for an issue's fix, the nightlies around it (`kit.culprit`).
+- culprit_range, culprit_commits, culprit_pr (optional; `kit.culprit_stages`): the commits
+  between those nightlies read from GitHub (default queue), probed (repro queue), and the PR
+  that fixed it (default queue); for a PR's fix, `culprit_pr` lists the commits (and their
+  PRs) between the failing commit and the tip. A repro worker holds no GitHub credential, so
+  every GitHub read is on the default queue.
 - publish (default): only on a change of state (`comments.transition`): one comment (marker
   `<!-- scrubbot:run=ID:progression -->`, edited on a retry), labels, and the close of a fixed
   issue (with a witness, on a trusted repro) or PR. The report is saved either way.
@@ -22,6 +26,9 @@ from app.engine.verdict.culprit import describe
 from app.github.port import comment_marker
 from app.pipelines.base import CPU_QUEUE, DEFAULT_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
 from app.pipelines.kit.checkout import remote_for
+from app.pipelines.kit.culprit_stages import commits_stage, name_pr, range_stage
+from app.pipelines.kit.narrowing import PULLS, waits_for
+from app.pipelines.kit.routed import Routed, on_default
 from app.pipelines.progression import comments, issues, pulls
 from app.pipelines.progression.state import ProgressionState
 
@@ -72,12 +79,24 @@ def culprit(ctx: RunContext, state: ProgressionState) -> StageResult:
     if state.verdict != Verdict.fixed:
         return StageResult(summary="not needed: not fixed", skipped=True)
     if ctx.params.get("target") == PULL:
-        note = pulls.fix_range(ctx, ctx.params, state.head)
-        return StageResult(summary=note or "no range to list", output={"range_note": note})
+        return StageResult(summary="a PR's fix range is read from GitHub by culprit_pr", skipped=True)
     found = issues.culprit(ctx, ctx.params)
     if found is None:
         return StageResult(summary="no range: the build it last reproduced on is the one checked", skipped=True)
-    return StageResult(summary=describe(found, str(ctx.params["repo"])), output={"culprit": found})
+    return StageResult(summary=describe(found[0], str(ctx.params["repo"])),
+                       output={"culprit": found[0], "narrowing": found[1]})
+
+
+def _pr_work(state: ProgressionState) -> bool:
+    return waits_for(state.narrowing, PULLS) or (state.verdict == Verdict.fixed and bool(state.head))
+
+
+def culprit_pr(ctx: RunContext, state: ProgressionState) -> StageResult:
+    """The PR that fixed an issue (`kit.culprit_stages.name_pr`), or the commits a PR's fix is among."""
+    if ctx.params.get("target") == PULL:
+        note = pulls.fix_range(ctx, ctx.params, state.head)
+        return StageResult(summary=note or "no range to list", output={"range_note": note})
+    return name_pr(ctx, state)
 
 
 def _may_close(ctx: RunContext, state: ProgressionState) -> bool:
@@ -151,6 +170,10 @@ STAGES: list[Stage] = [
     Stage("check", check, state=ProgressionState),
     Stage("recheck", recheck, queue=_code_queue, state=ProgressionState),
     Stage("culprit", culprit, queue=_code_queue, optional=True, state=ProgressionState),
+    range_stage(ProgressionState, idle=on_default),
+    commits_stage(ProgressionState, _code_queue, on_default, issues.search_of),
+    Routed(_pr_work, culprit_pr, on_default, on_default, "no commit or range to name PRs for").stage(
+        "culprit_pr", ProgressionState),
     Stage("publish", publish, state=ProgressionState),
     Stage("report", report, state=ProgressionState),
 ]

@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Callable
 
 from app.engine.verdict.culprit import Culprit
+from app.pipelines.kit.narrowing import Narrowing
 from app.pipelines.state import PipelineState
 
 
 @dataclass
 class ProgressionState(PipelineState):
-    DECODE: ClassVar[dict[str, Callable[[Any], Any]]] = {"culprit": Culprit.from_dict}
+    DECODE: ClassVar[dict[str, Callable[[Any], Any]]] = {"culprit": Culprit.from_dict,
+                                                         "narrowing": Narrowing.from_dict}
 
     # check
     needs_gpu: bool = False  # the repro or test needs CUDA: the code stages run on repro-gpu
@@ -31,8 +33,9 @@ class ProgressionState(PipelineState):
     witness: str = ""  # why "absent" means fixed (or why it cannot be called fixed)
     witness_holds: bool = False
     verdict: str | None = None
-    # culprit
+    # culprit, culprit_range, culprit_commits, culprit_pr
     culprit: Culprit | None = None
+    narrowing: Narrowing | None = None  # where the culprit search is (`app.pipelines.kit.narrowing`)
     range_note: str = ""  # a PR's fix: the commits it lies in
     # publish
     transition: str = ""

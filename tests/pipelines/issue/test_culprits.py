@@ -2,8 +2,9 @@
 and the comment gets the culprit line with its probes.
 
 The release bisection runs on scripted runs (as in `test_bisect_stage.py`); the culprit search
-itself (tested in `tests/pipelines/kit/test_culprit.py`) is replaced by a recorder that answers
-what it would find, so this checks what the stage hands it and what the comment makes of it.
+itself (its nightly step here; all of it in `tests/pipelines/kit/test_culprit.py`, through the
+trust split in `tests/workers/test_culprit_split.py`) is replaced by a recorder that answers what
+it would find, so this checks what the stage hands it and what the comment makes of it.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ class Recorder:
 
     def __call__(self, ctx, search, older, newer):
         self.calls.append((search, older, newer))
-        return self.answer(older.reproduces)
+        return self.answer(older.reproduces), None  # no commit range left to the stages after it
 
 
 def scrub(monkeypatch, world, now, recorder, *, index="http://127.0.0.1:9/simple", **params):
     monkeypatch.setattr(runner, "run_once", world.run_once)
-    monkeypatch.setattr(culprits, "find_culprit", recorder)
+    monkeypatch.setattr(culprits, "nightly_step", recorder)
     monkeypatch.setattr(culprits, "_version", lambda python: python.split("/")[2] + ".0+cpu")
     settings = Settings(sandbox="bwrap", torch_nightly_index_url=index,
                         environments=",".join(f"{label}=/envs/{label}/bin/python" for label in LABELS))

@@ -108,7 +108,8 @@ def test_the_report_shows_the_typed_parts_and_names_the_stages_that_did_not_fini
     assert built.headline == "verdict fixed" and built.publish.close
     assert "- line 2, shell: runs a shell command" in built.report
     assert "fixed: it passes on e4 (PyTorch 2.13.0), 0/5 runs reproduced." in built.report
-    assert "bisect, minimize" in built.report  # the stages before report that are not done
+    # the stages before report that are not done
+    assert "bisect, culprit_range, culprit_commits, minimize" in built.report
 
 
 def test_a_wrong_result_that_still_prints_shows_what_it_printed_and_the_stated_values():

@@ -1,4 +1,6 @@
-"""From two releases to the PR: nightlies, then commits, over a PyTorch history in miniature.
+"""From two releases to the PR: nightlies, then commits, over a PyTorch history in miniature
+(every step of the search in one process: `find_culprit`; the trust split's stages are
+`tests/pipelines/kit/test_culprit_stages.py` and `tests/workers/test_culprit_split.py`).
 
 The history, its nightly wheels (a PEP 503 index on loopback) and its PRs (the fake GitHub,
 `compare`, `commits/{sha}/pulls`, `contents`) are real; the scripted tests replace only the runs
@@ -19,7 +21,8 @@ from app.engine.verdict.bisect_probe import ProbePlan
 from app.engine.verdict.culprit import COMMIT, NIGHTLY, describe, evidence
 from app.github.client import GitHubClient
 from app.pipelines.kit import builds, probes
-from app.pipelines.kit.culprit import Point, Search, find_culprit
+from app.pipelines.kit.culprit import Point, Search
+from app.pipelines.kit.culprit_stages import find_culprit
 from app.pipelines.memory import MemoryRunContext
 from app.settings import Settings
 from tests.fakes.culprit_world import (
