@@ -237,6 +237,10 @@ DEADLINE_GRACE_S = 0.5  # the least a candidate started before the deadline may 
 class SignatureOracle:
     """A batch oracle: which sources fail with `expected`? Runs a batch on `jobs` threads."""
 
+    # It runs each source as a Python program: the gate may refuse, unrun, a candidate that reads
+    # a name it no longer binds (a NameError, not `expected`; see `unbound`).
+    runs_python = True
+
     def __init__(self, run: Run, expected: FailureSignature, *, timeout_s: float, jobs: int = 1,
                  clock: Callable[[], float] = time.monotonic, deadline: float | None = None):
         self.run = run

@@ -1,0 +1,91 @@
+"""Candidates whose outcome is known without running them: a name left read but never bound.
+
+Deleting statements one chunk at a time (ddmin) mostly deletes a binding (`model = Net()`,
+`import re`, `def encode(...)`) while a statement reading the name stays: the candidate then
+stops at a `NameError`, another failure, after a sandboxed run of its own. The gate refuses
+those candidates up front: a name the current program binds somewhere and still reads in the
+candidate, where the candidate binds it nowhere (any scope, any kind of binding).
+
+Only names the current program binds count, so builtins and whatever the environment provides
+(a name the program reads and never binds) are never in question. The check is conservative in
+what it calls a binding (any store anywhere, `global`, `del`, parameters, imports, handlers,
+patterns): a candidate is refused only if the name cannot be bound in it at all. It is a
+prediction, not a proof (the read may sit in code the failure never reaches); a candidate that
+`drop_definitions` proposes removes the readers with the binding and is not affected. Programs
+that bind names dynamically (`globals()`, `exec`, `from m import *`, ...) are never filtered,
+and neither is a program whose own failure is about an unbound name.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# Names and attributes through which a program can bind a name the AST does not show (`vars()`
+# with no argument and `setattr` on anything but `self` too; `model.eval()` is no `eval`).
+_DYNAMIC_NAMES = frozenset({"globals", "locals", "exec", "eval", "__builtins__", "builtins", "__import__"})
+_DYNAMIC_ATTRIBUTES = frozenset({"__dict__", "__setattr__"})
+_UNBOUND_FAILURE = ("is not defined", "referenced before assignment", "cannot access local variable",
+                    "cannot access free variable")
+
+
+def bound_names(tree: ast.AST) -> set[str] | None:
+    """Every name `tree` binds anywhere, or None if it may bind names dynamically."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id in _DYNAMIC_NAMES:
+                return None
+            if not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+        elif isinstance(node, (ast.Attribute, ast.Call)) and _binds_dynamically(node):
+            return None
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple", "TypeAlias"):
+            name = getattr(node, "name", None)
+            names.add(name.id if isinstance(name, ast.Name) else str(name))
+    return names
+
+
+def _binds_dynamically(node: ast.Attribute | ast.Call) -> bool:
+    if isinstance(node, ast.Attribute):  # `sys.modules[...]`, not `model.modules()`
+        return node.attr in _DYNAMIC_ATTRIBUTES or node.attr == "modules" and (
+            isinstance(node.value, ast.Name) and node.value.id == "sys")
+    call = node
+    name = call.func.id if isinstance(call.func, ast.Name) else None
+    if name == "vars":
+        return not call.args
+    if name == "setattr":
+        return not (call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == "self")
+    return False
+
+
+def read_names(tree: ast.AST) -> set[str]:
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def filter_applies(bound: set[str] | None, failing_message: str) -> bool:
+    """Whether candidates of a program binding `bound` (None: dynamic), failing with
+    `failing_message`, may be refused for an unbound name."""
+    return bound is not None and not any(phrase in failing_message for phrase in _UNBOUND_FAILURE)
+
+
+def newly_unbound(current_bound: set[str], candidate: ast.AST) -> set[str]:
+    """Names the current program binds that `candidate` reads but binds nowhere."""
+    candidate_bound = bound_names(candidate)
+    if candidate_bound is None:
+        return set()
+    return (read_names(candidate) & current_bound) - candidate_bound
