@@ -6,13 +6,16 @@ database, GitHub); `repro_job` on repro workers (`repro-cpu`, `repro-gpu`), whic
 
 from __future__ import annotations
 
+import logging
 import time
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
 from celery import Celery, shared_task
 from structlog.contextvars import bound_contextvars
 
+from app.command_seal import unsealed_reason
 from app.db.session import database_for
 from app.domain import DEFAULT_QUEUE, CommandRequest, RunStatus
 from app.github.connect import github_client
@@ -38,6 +41,8 @@ from workers.repro import run_job
 from workers.results import record_result
 
 MAX_RETRIES = 4
+
+log = logging.getLogger(__name__)
 
 
 def worker_services(app: Celery) -> WorkerServices:
@@ -76,13 +81,17 @@ def _run_pipeline(self: Any, run_id: int) -> str:
 @shared_task(name=HANDLE_COMMENT_TASK, bind=True, max_retries=MAX_RETRIES)
 def handle_comment(
     self: Any, command: str, repo: str, issue: int, user: str, installation_id: int | None = None, issue_url: str = "",
-    args: str = "",
+    args: str = "", seal: str = "",
 ) -> str:
-    return _handle_comment(self, CommandRequest(command, repo, issue, user, installation_id, issue_url, args))
+    return _handle_comment(self, CommandRequest(command, repo, issue, user, installation_id, issue_url, args), seal)
 
 
-def _handle_comment(self: Any, request: CommandRequest) -> str:
+def _handle_comment(self: Any, request: CommandRequest, seal: str = "") -> str:
     services = worker_services(self.app)
+    if why := unsealed_reason(services.settings.webhook_secret, asdict(request), seal):
+        log.warning("refused /scrub %s on %s#%s by %s: %s", request.command, request.repo, request.issue,
+                    request.user, why)
+        return f"refused: {why}"
     try:
         return execute_command(request, services)
     except Exception as exc:

@@ -11,17 +11,27 @@ import logging
 from dataclasses import asdict
 
 from fastapi import APIRouter, Request
-from structlog.contextvars import bind_contextvars
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session
+from structlog.contextvars import bind_contextvars
 
 from app.api.deps import Services, ServicesDep
 from app.api.limits import BadInput, parse_json, read_body
+from app.command_seal import seal
 from app.db import leases, queries
 from app.db.run_list import title_of
+from app.github.webhooks import (
+    Decision,
+    Ignore,
+    RunCommand,
+    StartRun,
+    event_key,
+    repo_of,
+    route,
+    verify_signature,
+)
 from app.redact import redactor_for
-from app.github.webhooks import Decision, Ignore, RunCommand, StartRun, event_key, repo_of, route, verify_signature
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -145,7 +155,8 @@ def outcome_of(decision: Decision, run_id: int | None) -> str:
 def _enqueue(services: Services, delivery_id: str, decision: Decision, run_id: int | None) -> JSONResponse:
     try:
         if isinstance(decision, RunCommand):
-            services.enqueuer.handle_comment(**asdict(decision))
+            command = asdict(decision)
+            services.enqueuer.handle_comment(**command, seal=seal(services.settings.webhook_secret, command))
             return _reply(202, "queued", command=decision.command)
         assert run_id is not None
         services.enqueuer.run_pipeline(run_id)
