@@ -42,6 +42,7 @@ from app.engine.minimize.checks import (
     keeps_pairs,
     value_meanings,
 )
+from app.engine.minimize.coverage import read_dead
 from app.engine.minimize.dataflow import Operations, check_dataflow, operation_key
 from app.engine.minimize.probe import probed, read_probe
 from app.engine.minimize.sites import failing_site, site_operations
@@ -185,7 +186,7 @@ def failure_from_output(text: str, source: str | None = None) -> FailureSignatur
     frames = traceback_frames(text)
     site = frozenset(_library_calls(frames[-1].code)) if frames and not message else frozenset()
     own = [frame for frame in frames if _is_repro(frame.path)]
-    flow = check_dataflow(source, own[-1].line) if source is not None and own else None
+    flow = check_dataflow(source, own[-1].line, read_dead(text)) if source is not None and own else None
     raised_by, blamed = failing_site(text, REPRO_FILE)
     site_ops = site_operations(source, blamed) if source is not None and blamed and flow is None else frozenset()
     return FailureSignature("exception", parsed.exception, message, site,

@@ -24,6 +24,8 @@ import ast
 import re
 
 from app.engine.minimize.checks import CHECK_OPERATIONS, statement_operands
+from app.engine.minimize.coverage import EVENT_CAP, TRACER, conditionals
+from app.engine.minimize.coverage import MARK as DEAD
 from app.engine.minimize.dataflow import operation_key
 from app.engine.minimize.parsing import parse
 
@@ -62,6 +64,9 @@ def _scrub_check(kind, error, tb, _h=_h, _T=_T, _F=_F, _s=_s, _l=_l):
                     ok = True
                 words.append("finite" if ok else "nonfinite")
             _s.stderr.write("%s " + ",".join(words) + "\\n")
+            dead = _scrub_dead()
+            if dead:
+                _s.stderr.write("%s " + dead + "\\n")
             _s.stderr.flush()
     except BaseException:
         pass
@@ -121,7 +126,8 @@ def probed(source: str) -> str:
     table = check_table(tree, source)
     if not table or not tree.body:
         return source
-    install = f"exec({_HOOK % (table, MARK)!r})"
+    hook = _HOOK % (table, MARK, DEAD) + TRACER % (conditionals(tree), EVENT_CAP, EVENT_CAP)
+    install = f"exec({hook!r})"
     lines = source.splitlines(keepends=True)
     leading = None
     for position, node in enumerate(tree.body):
