@@ -243,8 +243,9 @@ class SignatureOracle:
     runs_python = True
 
     def __init__(self, run: Run, expected: FailureSignature, *, timeout_s: float, jobs: int = 1,
-                 clock: Callable[[], float] = time.monotonic, deadline: float | None = None):
+                 clock: Callable[[], float] = time.monotonic, deadline: float | None = None, confirm: bool = False):
         self.run = run
+        self.confirm = confirm  # an interesting candidate runs once more: see `__call__`
         self.deadline = deadline  # on `clock`: no candidate runs past it (the original may)
         self.expected = expected
         self.timeout_s = timeout_s
@@ -296,11 +297,22 @@ class SignatureOracle:
         return self._messages.get(source, "")
 
     def __call__(self, sources: Sequence[str]) -> list[bool]:
-        if self._pool is None or len(sources) == 1:
-            signatures = [self.signature(s) for s in sources]
-        else:
-            signatures = list(self._pool.map(self.signature, sources))
-        return [self.expected.matches(s) for s in signatures]
+        """Which `sources` fail as expected. With `confirm`, one that did must do so again on a
+        second run: a candidate draws its tensors afresh on every run (the fork server reseeds
+        each child), and one that fails only on some draws (`rsqrt` of a random value that is
+        negative half the time) would be accepted on a lucky draw and then fail to reproduce
+        cold; twice, the chance of keeping it is squared. Not for timeouts (two full waits)."""
+        verdicts = [self.expected.matches(s) for s in self._signatures(sources)]
+        if self.confirm and self.expected.kind != "timeout":
+            again = [i for i, ok in enumerate(verdicts) if ok]
+            for i, signature in zip(again, self._signatures([sources[i] for i in again])):
+                verdicts[i] = self.expected.matches(signature)
+        return verdicts
+
+    def _signatures(self, sources: Sequence[str]) -> list[FailureSignature | None]:
+        if self._pool is None or len(sources) <= 1:
+            return [self.signature(s) for s in sources]
+        return list(self._pool.map(self.signature, sources))
 
     def close(self) -> None:
         if self._pool is not None:
