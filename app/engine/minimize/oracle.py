@@ -103,13 +103,13 @@ class FailureSignature:
                 and (self.partial or other.values == self.values))
 
     def as_finite(self, other: FailureSignature) -> bool:
-        """As many of the compared values are NaN or infinite, or None, as in the original
+        """As many of the compared values are NaN or infinite, or None, or all zeros, as in the original
         (`probe`): finite sides that now differ because one is NaN are another failure, and so
         is a NaN gradient check that now reads a `.grad` that is None. Unknown (a run without
         the probe) says nothing."""
         if self.finite is None or other.finite is None:
             return True
-        return all(self.finite.count(word) == other.finite.count(word) for word in ("nonfinite", "none"))
+        return all(self.finite.count(word) == other.finite.count(word) for word in ("nonfinite", "none", "zero"))
 
     def feeds_the_same_operations(self, other: FailureSignature) -> bool:
         """A mask or cast the candidate kept still feeds one of the operations it fed in the

@@ -264,6 +264,13 @@ def test_simpler_backends_prefers_eager():
         "@torch.compile(backend='eager')\ndef h():\n    pass")
 
 
+def test_an_unpacked_display_is_inlined_name_by_name():
+    src = "dim, seq = (1, 2)\nmodel = Pool(dim)\nout = model(torch.randn(seq))"
+    assert shrink(src, has("Pool(", "randn("), [inline_variables]) == canon("out = Pool(1)(torch.randn(2))")
+    swap = "a, b = (b, a)\nprint(a, b)"  # a value reads a target: not the same program split
+    assert shrink(swap, has("print(a, b)"), [inline_variables]) == canon(swap)
+
+
 def test_backend_specific_bug_keeps_inductor():
     src = "f = torch.compile(g)"
     assert shrink(src, lambda s: "backend" not in s, [simpler_backends]) == canon(src)
