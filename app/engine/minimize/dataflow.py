@@ -47,6 +47,7 @@ from app.engine.minimize.checks import (
     is_computed_index,
     operator_operation,
 )
+from app.engine.minimize.coverage import prune
 from app.engine.minimize.parsing import parse
 
 Operations = tuple[frozenset[str], ...]  # one set per compared operand, in order
@@ -70,9 +71,11 @@ class CheckFlow:
     pairs: frozenset[Pair] = frozenset()
 
 
-def check_dataflow(source: str, line: int) -> CheckFlow | None:
+def check_dataflow(source: str, line: int, dead: frozenset[tuple[int, int, str]] = frozenset()) -> CheckFlow | None:
+    """`dead`: the sides of conditionals the failing run never executed (`coverage.read_dead`),
+    left out: only what ran computes the compared values."""
     try:
-        tree = parse(source)
+        tree = prune(parse(source), dead)
     except SyntaxError:
         return None
     operands = check_operands(tree, line)

@@ -42,6 +42,7 @@ from app.engine.minimize.checks import (
     keeps_pairs,
     value_meanings,
 )
+from app.engine.minimize.coverage import read_dead
 from app.engine.minimize.dataflow import Operations, check_dataflow, operation_key
 from app.engine.minimize.probe import probed, read_probe
 from app.engine.minimize.sites import failing_site, site_operations
@@ -102,13 +103,13 @@ class FailureSignature:
                 and (self.partial or other.values == self.values))
 
     def as_finite(self, other: FailureSignature) -> bool:
-        """As many of the compared values are NaN or infinite, or None, as in the original
+        """As many of the compared values are NaN or infinite, or None, or all zeros, as in the original
         (`probe`): finite sides that now differ because one is NaN are another failure, and so
         is a NaN gradient check that now reads a `.grad` that is None. Unknown (a run without
         the probe) says nothing."""
         if self.finite is None or other.finite is None:
             return True
-        return all(self.finite.count(word) == other.finite.count(word) for word in ("nonfinite", "none"))
+        return all(self.finite.count(word) == other.finite.count(word) for word in ("nonfinite", "none", "zero"))
 
     def feeds_the_same_operations(self, other: FailureSignature) -> bool:
         """A mask or cast the candidate kept still feeds one of the operations it fed in the
@@ -185,7 +186,7 @@ def failure_from_output(text: str, source: str | None = None) -> FailureSignatur
     frames = traceback_frames(text)
     site = frozenset(_library_calls(frames[-1].code)) if frames and not message else frozenset()
     own = [frame for frame in frames if _is_repro(frame.path)]
-    flow = check_dataflow(source, own[-1].line) if source is not None and own else None
+    flow = check_dataflow(source, own[-1].line, read_dead(text)) if source is not None and own else None
     raised_by, blamed = failing_site(text, REPRO_FILE)
     site_ops = site_operations(source, blamed) if source is not None and blamed and flow is None else frozenset()
     return FailureSignature("exception", parsed.exception, message, site,
@@ -242,8 +243,9 @@ class SignatureOracle:
     runs_python = True
 
     def __init__(self, run: Run, expected: FailureSignature, *, timeout_s: float, jobs: int = 1,
-                 clock: Callable[[], float] = time.monotonic, deadline: float | None = None):
+                 clock: Callable[[], float] = time.monotonic, deadline: float | None = None, confirm: bool = False):
         self.run = run
+        self.confirm = confirm  # an interesting candidate runs once more: see `__call__`
         self.deadline = deadline  # on `clock`: no candidate runs past it (the original may)
         self.expected = expected
         self.timeout_s = timeout_s
@@ -295,11 +297,22 @@ class SignatureOracle:
         return self._messages.get(source, "")
 
     def __call__(self, sources: Sequence[str]) -> list[bool]:
-        if self._pool is None or len(sources) == 1:
-            signatures = [self.signature(s) for s in sources]
-        else:
-            signatures = list(self._pool.map(self.signature, sources))
-        return [self.expected.matches(s) for s in signatures]
+        """Which `sources` fail as expected. With `confirm`, one that did must do so again on a
+        second run: a candidate draws its tensors afresh on every run (the fork server reseeds
+        each child), and one that fails only on some draws (`rsqrt` of a random value that is
+        negative half the time) would be accepted on a lucky draw and then fail to reproduce
+        cold; twice, the chance of keeping it is squared. Not for timeouts (two full waits)."""
+        verdicts = [self.expected.matches(s) for s in self._signatures(sources)]
+        if self.confirm and self.expected.kind != "timeout":
+            again = [i for i, ok in enumerate(verdicts) if ok]
+            for i, signature in zip(again, self._signatures([sources[i] for i in again])):
+                verdicts[i] = self.expected.matches(signature)
+        return verdicts
+
+    def _signatures(self, sources: Sequence[str]) -> list[FailureSignature | None]:
+        if self._pool is None or len(sources) <= 1:
+            return [self.signature(s) for s in sources]
+        return list(self._pool.map(self.signature, sources))
 
     def close(self) -> None:
         if self._pool is not None:

@@ -13,7 +13,8 @@ evaluates that check's operands in the failing frame and prints, before the trac
 
     [scrub-check] finite,nonfinite
 
-one word per operand (`none` for None). A one-sided check is looked through: for
+one word per operand (`none` for None, `zero` for a finite value that is all zeros: a side that
+now returns a zero bias, or `x - x`, compares nothing of the original's computation). A one-sided check is looked through: for
 `assert torch.isfinite(p.grad).all()` the value is `p.grad`. It only runs after the program has already failed, never changes how it
 fails, and says nothing when anything goes wrong (`read_probe` then returns None: unknown).
 """
@@ -24,6 +25,8 @@ import ast
 import re
 
 from app.engine.minimize.checks import CHECK_OPERATIONS, statement_operands
+from app.engine.minimize.coverage import EVENT_CAP, TRACER, conditionals
+from app.engine.minimize.coverage import MARK as DEAD
 from app.engine.minimize.dataflow import operation_key
 from app.engine.minimize.parsing import parse
 
@@ -54,14 +57,20 @@ def _scrub_check(kind, error, tb, _h=_h, _T=_T, _F=_F, _s=_s, _l=_l):
                 if value is None:
                     words.append("none")
                     continue
+                zero = False
                 if callable(finite):
                     ok = bool(finite().all())
+                    zero = ok and callable(getattr(value, "any", None)) and not bool(value.any())
                 elif isinstance(value, (int, float, complex)):
                     ok = value == value and abs(value) != float("inf")
+                    zero = ok and value == 0
                 else:
                     ok = True
-                words.append("finite" if ok else "nonfinite")
+                words.append("zero" if zero else "finite" if ok else "nonfinite")
             _s.stderr.write("%s " + ",".join(words) + "\\n")
+            dead = _scrub_dead()
+            if dead:
+                _s.stderr.write("%s " + dead + "\\n")
             _s.stderr.flush()
     except BaseException:
         pass
@@ -121,7 +130,8 @@ def probed(source: str) -> str:
     table = check_table(tree, source)
     if not table or not tree.body:
         return source
-    install = f"exec({_HOOK % (table, MARK)!r})"
+    hook = _HOOK % (table, MARK, DEAD) + TRACER % (conditionals(tree), EVENT_CAP, EVENT_CAP)
+    install = f"exec({hook!r})"
     lines = source.splitlines(keepends=True)
     leading = None
     for position, node in enumerate(tree.body):

@@ -80,7 +80,7 @@ def minimize_repro(
     check_size(source)  # `TooLarge` before anything runs
     signature = expected or original_signature(source, cold_run, timeout_s)
     deadline = None if budget_s is None else started + budget_s
-    oracle = SignatureOracle(run, signature, timeout_s=timeout_s, jobs=jobs, deadline=deadline)
+    oracle = SignatureOracle(run, signature, timeout_s=timeout_s, jobs=jobs, deadline=deadline, confirm=True)
 
     def remaining() -> float | None:
         return None if budget_s is None else max(0.0, budget_s - (time.monotonic() - started))

@@ -304,3 +304,39 @@ def test_a_pass_that_raises_ends_its_sweep_not_the_minimization():
 
     result = minimize("a()\nb()\nkeep()\n", batch(lambda s: "keep()" in s), passes=[broken, delete_statements])
     assert result.source == "keep()\n"
+
+
+def test_a_candidate_that_fails_only_on_some_draws_must_fail_twice():
+    # the fork server reseeds each child: `rsqrt(x)` of a random `x` fails as expected half the time
+    failing = _result(TB.format(line="f()", error="IndexError: index out of range in self"))
+    draws = {"flaky": iter([failing, _result("", exit_code=0)]), "steady": iter([failing, failing])}
+    expected = parse_expected("IndexError: index out of range in self")
+    oracle = SignatureOracle(lambda source, timeout: next(draws[source]), expected, timeout_s=5, jobs=2, confirm=True)
+    assert oracle(["flaky", "steady"]) == [False, True]
+    assert [next(d, None) for d in draws.values()] == [None, None]  # each ran twice
+    once = SignatureOracle(lambda source, timeout: failing, expected, timeout_s=5)
+    assert once(["flaky"]) == [True]  # without `confirm` (a plain oracle): one run
+    hang = {"slow": iter([_result("", timed_out=True)])}
+    timeout = SignatureOracle(lambda source, timeout: next(hang[source]), parse_expected("timeout"), timeout_s=5,
+                              confirm=True)
+    assert timeout(["slow"]) == [True]  # a timeout is not waited for twice
+
+
+def test_the_repro_stage_confirms_every_interesting_candidate():
+    from app.engine.minimize.probe import unprobed
+    from app.engine.minimize.session import minimize_repro
+
+    program = "x = 1\nraise IndexError('boom')\n"
+    failing = _result('Traceback (most recent call last):\n  File "/tmp/repro.py", line 2, in <module>\n'
+                      "    raise IndexError('boom')\nIndexError: boom\n")
+    runs: list[str] = []
+
+    def warm(source, timeout):
+        runs.append(unprobed(source))
+        return failing if "raise" in source else _result("", exit_code=0)
+
+    outcome = minimize_repro(program, run=warm, cold_run=lambda source, timeout: failing, timeout_s=5)
+    assert outcome.reproduces and "raise IndexError" in outcome.result.source
+    # the original and the result were accepted: each ran twice (a rejected candidate, once)
+    assert runs.count(program) == 2 and runs.count(outcome.result.source) == 2
+    assert runs.count("x = 1\n") == 1

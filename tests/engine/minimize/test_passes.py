@@ -264,6 +264,32 @@ def test_simpler_backends_prefers_eager():
         "@torch.compile(backend='eager')\ndef h():\n    pass")
 
 
+def test_an_unpacked_display_is_inlined_name_by_name():
+    src = "dim, seq = (1, 2)\nmodel = Pool(dim)\nout = model(torch.randn(seq))"
+    assert shrink(src, has("Pool(", "randn("), [inline_variables]) == canon("out = Pool(1)(torch.randn(2))")
+    swap = "a, b = (b, a)\nprint(a, b)"  # a value reads a target: not the same program split
+    assert shrink(swap, has("print(a, b)"), [inline_variables]) == canon(swap)
+
+
+def test_a_class_whose_one_attribute_is_read_becomes_a_function_returning_it():
+    src = ("class Block:\n    def __init__(self, k):\n        def forward(x):\n            return x * k\n"
+           "        self.ln1 = forward\n        self.unused = 1\nassert Block(2).ln1(3) == 7, 'v'\n")
+
+    def fails(source: str) -> bool:
+        try:
+            exec(source, {})
+        except AssertionError as error:
+            return str(error) == "v"
+        except Exception:
+            return False
+        return False
+
+    result = shrink(src, fails, [classes_to_functions])
+    assert "class" not in result and "Block(2)(3)" in result and fails(result)
+    two = src.replace("assert Block(2).ln1(3)", "b = Block(2)\nassert b.ln1(3) + Block(1).unused")
+    assert shrink(two, lambda s: "class" in s or "Block" not in s, [classes_to_functions]) == canon(two)
+
+
 def test_backend_specific_bug_keeps_inductor():
     src = "f = torch.compile(g)"
     assert shrink(src, lambda s: "backend" not in s, [simpler_backends]) == canon(src)

@@ -76,3 +76,16 @@ def test_a_one_sided_check_is_probed_on_what_it_tests(tmp_path):
     none = grad.replace("assert all(math.isfinite(g) for g in p.grad)", "assert p.missing")
     none = none.replace("class P:\n    grad = [float('nan')]\n", "class P:\n    missing = None\n")
     assert read_probe(_run(none, tmp_path).output.text()) == ("none",)
+
+
+def test_a_compared_value_that_became_all_zeros_is_another_failure(tmp_path):
+    # a candidate whose side returns a zero bias, or `(x - x) * ...`, keeps the operations
+    # (`exp` here) in the fingerprint but compares nothing of what the original computed
+    program = "import math\nx = 3.0\nassert math.exp(x) * 2.0 == 1.0, 'v'\n"
+    zeroed = program.replace("* 2.0", "* 0.0")
+    original = signature_of(_run(program, tmp_path), program)
+    assert original.finite == ("finite", "finite")
+    candidate = signature_of(_run(zeroed, tmp_path), zeroed)
+    assert candidate.finite == ("zero", "finite") and candidate.operations == original.operations
+    assert not original.matches(candidate)
+    assert original.matches(signature_of(_run(program.replace("* 2.0", "* 5.0"), tmp_path), program))

@@ -178,9 +178,16 @@ def _without(definition: ast.FunctionDef, inner: ast.FunctionDef) -> ast.Functio
 
 
 def inline_variables(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
-    """`x = expr` followed by exactly one read of `x` (and no other write): substitute `expr`."""
+    """`x = expr` followed by exactly one read of `x` (and no other write): substitute `expr`.
+
+    `a, b = (x, y)` (a display unpacked name by name) first becomes `a = x` and `b = y`, which
+    this pass then inlines one by one (`dim, seq = (1, 1)` -> `AttentionPool(1)`, `randn(1)`).
+    """
     for body in blocks(tree):
         for stmt in body:
+            split = _split_unpacking(stmt)
+            if split:
+                yield [Edit(index.number(stmt), split)]
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
                     and isinstance(stmt.targets[0], ast.Name)):
                 continue
@@ -188,6 +195,21 @@ def inline_variables(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]
             uses = _sole_binding_uses(index, stmt, name)
             if len(uses) == 1:
                 yield [Edit(index.number(stmt)), Edit(index.number(uses[0]), stmt.value)]
+
+
+def _split_unpacking(stmt: ast.stmt) -> list[ast.stmt]:
+    """`a, b = (x, y)` -> `a = x`, `b = y`, when no value reads a target (`a, b = b, a` swaps)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
+            and isinstance(stmt.value, (ast.Tuple, ast.List))):
+        return []
+    targets, values = stmt.targets[0].elts, stmt.value.elts
+    if len(targets) != len(values) or not all(isinstance(t, ast.Name) for t in targets) \
+            or any(isinstance(v, ast.Starred) for v in values):
+        return []
+    names = {t.id for t in targets}  # type: ignore[attr-defined]
+    if any(isinstance(n, ast.Name) and n.id in names for v in values for n in ast.walk(v)):
+        return []
+    return [ast.Assign([ast.Name(t.id, ast.Store())], v) for t, v in zip(targets, values)]  # type: ignore[attr-defined]
 
 
 def _sole_binding_uses(index: NodeIndex, statement: ast.stmt, name: str) -> list[ast.Name]:

@@ -59,18 +59,46 @@ def classes_to_functions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Ed
     `self.X` becomes the local `X`. The factory, used once, is then inlined by the other passes,
     which is how "remove the class wrapper if a bare function suffices" happens. Classes that
     use `self` other than as `self.X`, or have class-level statements, are left alone.
+
+    A class with only a constructor, every use of which reads one attribute (`Block().ln1`),
+    becomes a function returning that attribute's value (`Block()`).
     """
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
         function = _as_factory(cls)
         if function is not None:
             yield [Edit(index.number(cls), function)]
+            continue
+        read = _one_attribute_read(cls, index)
+        function = _as_factory(cls, read[0].attr) if read else None
+        if function is not None:
+            yield [Edit(index.number(cls), function),
+                   *(Edit(index.number(use), use.value) for use in read)]  # `Block().ln1` -> `Block()`
 
 
-def _as_factory(cls: ast.ClassDef) -> ast.FunctionDef | None:
+def _one_attribute_read(cls: ast.ClassDef, index: NodeIndex) -> list[ast.Attribute]:
+    """Every use of `cls`, if each is `cls(...).attr` with the same `attr` (else [])."""
+    reads: list[ast.Attribute] = []
+    for use in index.uses(cls.name):
+        if index.inside(use, cls):
+            return []
+        call = index.parent(use)
+        read = index.parent(call) if isinstance(call, ast.Call) and call.func is use else None
+        if not (isinstance(read, ast.Attribute) and isinstance(read.ctx, ast.Load)):
+            return []
+        reads.append(read)
+    return reads if reads and len({r.attr for r in reads}) == 1 else []
+
+
+def _as_factory(cls: ast.ClassDef, attribute: str | None = None) -> ast.FunctionDef | None:
+    """`attribute`: the class has only a constructor, and the factory returns that attribute."""
     body = [s for s in cls.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     methods = {s.name: s for s in body if isinstance(s, ast.FunctionDef)}
     call = methods.get("forward") or methods.get("__call__")
-    if len(methods) != len(body) or call is None or cls.decorator_list:
+    if attribute is not None and set(methods) == {"__init__"}:
+        call = None
+    elif call is None:
+        return None
+    if len(methods) != len(body) or cls.decorator_list:
         return None
     for method in methods.values():
         if not method.args.args or method.args.args[0].arg != "self" or not _self_only_as_attribute(method):
@@ -82,7 +110,7 @@ def _as_factory(cls: ast.ClassDef) -> ast.FunctionDef | None:
     for name, method in methods.items():
         if method is not init:
             statements.append(_unself_method(method, "forward" if method is call else name))
-    statements.append(ast.Return(ast.Name("forward", ast.Load())))
+    statements.append(ast.Return(ast.Name("forward" if call is not None else str(attribute), ast.Load())))
     arguments = copy.deepcopy(init.args) if init is not None else ast.arguments([], [], None, [], [], None, [])
     arguments.args = arguments.args[1:]
     return ast.FunctionDef(name=cls.name, args=arguments, body=statements, decorator_list=[], returns=None)
