@@ -117,7 +117,7 @@ class CommandRun:
 def run_in_copy(sandbox: Sandbox, root: Path, command: str, timeout_s: float,
                 binds: dict[str, str] | None = None) -> CommandRun:
     """Run `bash -c command` over a copy of `root` in `sandbox`; what it changed comes back.
-    The sandbox's `tail_bytes` must hold the changes line (`fix_sandbox` sizes it); its /tmp
+    The sandbox's `tail_bytes` must hold the changes line (`app.pipelines.kit.sandbox.editing_sandbox` sizes it); its /tmp
     is grown to hold the copy twice over (the copy, and what the command writes)."""
     limits = sandbox.spec.limits
     placed = sum(tree_bytes(Path(host), hidden=()) if Path(host).is_dir() else Path(host).stat().st_size

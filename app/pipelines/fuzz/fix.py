@@ -19,15 +19,14 @@ from app.engine.fuzz.summary import SUMMARY_FILE, parse_summary
 from app.engine.fuzz.treework import ChangesRefused, apply_changes, run_in_copy
 from app.engine.git.repo import git
 from app.engine.git.tree import Checkout
-from app.engine.sandbox.runner import Limits, Sandbox
+from app.engine.sandbox.runner import Sandbox
 from app.pipelines.base import RunContext, StageResult
 from app.pipelines.kit.checkout import ensure_checkout
 from app.pipelines.kit.phases import halt, halted, phase_clock
-from app.pipelines.kit.sandbox import run_timeout, sandbox_spec, tree_runner
+from app.pipelines.kit.sandbox import editing_sandbox, run_timeout, tree_runner
 from app.pipelines.fuzz.state import FuzzState
 from app.pipelines.fuzz.verify import check_test, related_tests
 
-CHANGES_TAIL_BYTES = 32 << 20
 
 
 def fix_env(settings, state: FuzzState) -> dict[str, str]:
@@ -48,11 +47,9 @@ def fix_env(settings, state: FuzzState) -> dict[str, str]:
 
 def fix_sandbox(ctx: RunContext, env: dict[str, str], build: dict | None = None) -> tuple[Sandbox, dict[str, str]]:
     """The sandbox a command that edits the checkout runs in, on `build` (the commit's build:
-    the fix command's own test runs see the torch the job reproduced with), and its binds."""
-    settings = ctx.settings
-    spec, binds = sandbox_spec(ctx, build, env=env, network=bool(settings.fix_network),
-                               limits=Limits(memory_mb=settings.sandbox_memory_mb, tail_bytes=CHANGES_TAIL_BYTES))
-    return Sandbox(spec), binds
+    the fix command's own test runs see the torch the job reproduced with), and its binds; the
+    network only where `SCRUB_FIX_NETWORK` allows it."""
+    return editing_sandbox(ctx, build, env=env, network=bool(ctx.settings.fix_network))
 
 
 def _revert(worktree: Checkout, touched: list[str]) -> None:

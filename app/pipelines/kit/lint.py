@@ -9,24 +9,22 @@ import shlex
 
 from app.engine.fuzz.treework import apply_changes, run_in_copy
 from app.engine.git.tree import Checkout
-from app.engine.sandbox.runner import Limits, Sandbox
+from app.engine.sandbox.runner import Sandbox
 from app.pipelines.base import RunContext
-from app.pipelines.kit.sandbox import sandbox_spec
+from app.pipelines.kit.sandbox import editing_sandbox
 
 # `python -I`: the installed ruff, never a `ruff/` package of the checkout (the command runs in
 # the copy, and a plain `-m` puts the working directory first on sys.path).
 LINT_COMMANDS = {"lintrunner": "lintrunner -a", "ruff": "python -I -m ruff check --fix --quiet"}
 LINT_TIMEOUT_S = 300.0
-CHANGES_TAIL_BYTES = 32 << 20  # the copy's changed files come back through the output
 
 
 def lint_sandbox(ctx: RunContext) -> Sandbox:
     """The sandbox a command that edits the checkout runs in, without the network whatever
     `SCRUB_FIX_NETWORK` says (that is the fix command's alone; a linter, which may run the
     repository's own adapters, needs none)."""
-    spec, _ = sandbox_spec(ctx, None, env={}, network=False,
-                           limits=Limits(memory_mb=ctx.settings.sandbox_memory_mb, tail_bytes=CHANGES_TAIL_BYTES))
-    return Sandbox(spec)
+    sandbox, _ = editing_sandbox(ctx)
+    return sandbox
 
 
 def lint_files(ctx: RunContext, worktree: Checkout, linter: str, files: list[str]) -> dict:

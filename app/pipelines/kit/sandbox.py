@@ -52,6 +52,20 @@ def tree_runner(ctx: RunContext, worktree: Checkout | Path, cpu_s: int | None = 
     return TreeRunner(Sandbox(spec), worktree, binds)
 
 
+# A command that edits a copy of the checkout sends its changes back in its output's tail
+# (app.engine.fuzz.treework.run_in_copy): the tail must hold them.
+CHANGES_TAIL_BYTES = 32 << 20
+
+
+def editing_sandbox(ctx: RunContext, build: dict[str, Any] | None = None, *,
+                    env: Mapping[str, str] | None = None, network: bool = False) -> tuple[Sandbox, dict[str, str]]:
+    """The sandbox a command that edits a copy of the checkout runs in (the fix command, a
+    linter), on `build`, and its binds."""
+    spec, binds = sandbox_spec(ctx, build, env=env or {}, network=network,
+                               limits=Limits(memory_mb=ctx.settings.sandbox_memory_mb, tail_bytes=CHANGES_TAIL_BYTES))
+    return Sandbox(spec), binds
+
+
 def run_timeout(ctx: RunContext, clock: PhaseClock) -> float:
     """Per-run timeout: the configured repro timeout, cut to what is left of the phase."""
     return max(min(float(ctx.settings.repro_timeout), clock.remaining_s), 0.1)
