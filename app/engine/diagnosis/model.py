@@ -151,6 +151,15 @@ def first_other(observations: list[Observation]) -> Observation | None:
     return next((o for o in observations if not o.same and o.outcome != "passed"), None)
 
 
+def three_ways(observations: list[Observation], same: str, other: Callable[[Observation], str], passed: str) -> str:
+    """A variant's runs read the usual way: `same` when one failed the same way, else `other` of
+    the first that failed otherwise, else `passed`."""
+    if tally(observations)[0]:
+        return same
+    found = first_other(observations)
+    return other(found) if found else passed
+
+
 def summary(variant: Variant, observations: list[Observation]) -> Json:
     same, runs = tally(observations)
     other = first_other(observations)

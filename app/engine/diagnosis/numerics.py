@@ -19,8 +19,8 @@ from app.engine.diagnosis.model import (
     Runs,
     Subject,
     Variant,
-    first_other,
     tally,
+    three_ways,
 )
 from app.engine.diagnosis.transforms import smaller_sizes, to_float64, with_prologue
 
@@ -85,13 +85,11 @@ def float64_variants(subject: Subject) -> list[Variant]:
 
 def float64_line(subject: Subject, runs: Runs) -> str:
     _, observations = _only(runs)
-    same, _ = tally(observations)
-    if same:
-        return "fails the same in float64: not a float32 precision problem (a logic or kernel error)"
-    other = first_other(observations)
-    if other:
-        return f"in float64 it fails otherwise: {other.description}"
-    return "passes in float64: a float32 precision limit (overflow, underflow or cancellation), not a logic error"
+    return three_ways(observations,
+                      "fails the same in float64: not a float32 precision problem (a logic or kernel error)",
+                      lambda other: f"in float64 it fails otherwise: {other.description}",
+                      "passes in float64: a float32 precision limit (overflow, underflow or cancellation), "
+                      "not a logic error")
 
 
 def smaller_variants(subject: Subject) -> list[Variant]:
@@ -116,13 +114,10 @@ def smaller_line(subject: Subject, runs: Runs) -> str:
     for variant, observations in runs:
         if not _fits(observations):
             continue
-        same, _ = tally(observations)
-        if same:
-            return f"with the {variant.label} it fails the same way: the out-of-memory is not the bug"
-        other = first_other(observations)
-        if other:
-            return f"with the {variant.label} it fails with {other.description}"
-        return f"with the {variant.label} it passes: the failure needs the full size"
+        return three_ways(observations,
+                          f"with the {variant.label} it fails the same way: the out-of-memory is not the bug",
+                          lambda other, label=variant.label: f"with the {label} it fails with {other.description}",
+                          f"with the {variant.label} it passes: the failure needs the full size")
     last = runs[-1][0].label if runs else "smaller sizes"
     return f"still out of memory with the {last}"
 

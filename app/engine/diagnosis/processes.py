@@ -22,6 +22,7 @@ from app.engine.diagnosis.model import (
     Variant,
     first_other,
     tally,
+    three_ways,
 )
 from app.engine.diagnosis.transforms import (
     dataloaders_single_process,
@@ -67,13 +68,10 @@ def on_cpu_variants(subject: Subject) -> list[Variant]:
 
 def on_cpu_line(subject: Subject, runs: Runs) -> str:
     (variant, observations), = runs
-    same, _ = tally(observations)
-    if same:
-        return "fails the same way on CPU: not specific to CUDA"
-    other = first_other(observations)
-    if other:
-        return f"on CPU it fails with a readable error: {other.description}{_frame_text(other, variant.line_shift)}"
-    return "passes on CPU: the bug is in the CUDA path"
+    return three_ways(observations, "fails the same way on CPU: not specific to CUDA",
+                      lambda other: f"on CPU it fails with a readable error: {other.description}"
+                                    f"{_frame_text(other, variant.line_shift)}",
+                      "passes on CPU: the bug is in the CUDA path")
 
 
 def single_process_variants(subject: Subject) -> list[Variant]:
@@ -83,15 +81,11 @@ def single_process_variants(subject: Subject) -> list[Variant]:
 
 def single_process_line(subject: Subject, runs: Runs) -> str:
     (variant, observations), = runs
-    same, _ = tally(observations)
-    if same:
-        return "fails the same way with num_workers=0: the worker processes are not the cause"
-    other = first_other(observations)
-    if other:
-        return (f"with num_workers=0 the real error shows: {other.description}"
-                f"{_frame_text(other, variant.line_shift)}")
-    return ("passes with num_workers=0: the failure needs worker processes (pickling, fork safety, "
-            "shared memory)")
+    return three_ways(observations, "fails the same way with num_workers=0: the worker processes are not the cause",
+                      lambda other: f"with num_workers=0 the real error shows: {other.description}"
+                                    f"{_frame_text(other, variant.line_shift)}",
+                      "passes with num_workers=0: the failure needs worker processes (pickling, fork safety, "
+                      "shared memory)")
 
 
 def _prologue_variant(label: str, prologue: str, subject: Subject) -> list[Variant]:
