@@ -125,7 +125,9 @@ def stage(name: str, started: float, ok: bool, evidence: str) -> dict:
 
 def scrub_repro(python: str, path: Path) -> dict:
     cmd = [sys.executable, "-m", "app.cli.main", "repro", str(path), "--python", python, "--json", "--runs", "1"]
-    env = {**os.environ, "SCRUB_GPU": "true", "PYTHONPATH": str(ROOT)}
+    # ROOT first, the caller's path after it (a bare GPU host may carry packages on PYTHONPATH)
+    env = {**os.environ, "SCRUB_GPU": "true",
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900, check=False)
     try:
         return json.loads(done.stdout)
@@ -133,53 +135,76 @@ def scrub_repro(python: str, path: Path) -> dict:
         return {"error": (done.stdout + done.stderr)[-2000:]}
 
 
+def sandbox_probe(spec: SandboxSpec) -> tuple[bool, str]:
+    probe = Sandbox(spec).run(PROBE, timeout_s=300)
+    text = probe.output.text()
+    return judge_probe(probe.exit_code, text), text
+
+
+def repro_stage(python: str, tmp: Path, name: str, reports: dict) -> tuple[bool, str]:
+    path = tmp / f"{name}.py"
+    path.write_text(REPROS[name])
+    reports[name] = scrub_repro(python, path)
+    ok, why = judge_repro(name, reports[name])
+    return ok, why + " | " + json.dumps(reports[name])[:1200]
+
+
+def blocking_stage(python: str, tmp: Path, reports: dict) -> tuple[bool, str]:
+    path = tmp / "device_side_assert_blocking.py"
+    path.write_text(blocking_variant(REPROS["device_side_assert"]))
+    return judge_blocking(reports.get("device_side_assert", {}), scrub_repro(python, path))
+
+
+def device_test_stage(spec: SandboxSpec, tmp: Path) -> tuple[bool, str]:
+    root = tmp / "repo"
+    (root / "test").mkdir(parents=True)
+    spec_test = FuzzTestSpec("test_fuzz_seed_1", TEST_PROGRAM, "pytorch", ("cpu", "cuda"), ("cuda",),
+                             ("GPU path benchmark.",), "wrong on cuda")
+    generated = fuzz_test(spec_test, "test/test_gpu_path.py", None, "GPU path benchmark")
+    outputs = []
+    for text in (generated.unmarked, generated.marked):
+        (root / "test/test_gpu_path.py").write_text(text)
+        run = TreeRunner(Sandbox(spec), root).run(pytest_argv("test/test_gpu_path.py", extra=["-rA"]), 600)
+        outputs.append(run.output.text())
+    ok, why = judge_device_test(*outputs)
+    return ok, why + " | " + " || ".join(o[-1500:] for o in outputs)
+
+
+def attempt(name: str, work) -> dict:
+    """One stage: its verdict and evidence, or the exception it raised (the next stages still run)."""
+    started = time.monotonic()
+    try:
+        ok, evidence = work()
+    except Exception as exc:  # noqa: BLE001 - a broken stage is a FAIL with its reason, not the end
+        ok, evidence = False, f"{type(exc).__name__}: {exc}"
+    return stage(name, started, ok, evidence)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--python", default=sys.executable, help="an interpreter with a CUDA build of torch")
-    parser.add_argument("--out", default="", help="write the stage results as JSON here")
+    parser.add_argument("--out", default="", help="write the stage results as JSON here (after each stage)")
     args = parser.parse_args()
     started = time.monotonic()
     facts = gpu_facts()
     if facts is None:
-        print("no NVIDIA driver on this host (/proc/driver/nvidia/version missing): the GPU path needs an NVIDIA "
-              "host with its driver loaded; nothing was run", file=sys.stderr)
+        print("no NVIDIA driver on this host (neither /proc/driver/nvidia nor nvidia-smi): the GPU path needs an "
+              "NVIDIA host with its driver loaded; nothing was run", file=sys.stderr)
         return NO_GPU
     results = [stage("gpu facts", started, facts.count > 0, facts.describe())]
     spec = SandboxSpec(python=args.python, gpu=True, limits=Limits(memory_mb=8192, tmpfs_mb=2048))
-    started = time.monotonic()
-    probe = Sandbox(spec).run(PROBE, timeout_s=300)
-    text = probe.output.text()
-    results.append(stage("sandbox launch (device binds, /sys, no RLIMIT_AS)", started,
-                         judge_probe(probe.exit_code, text), text))
-    reports = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, source in REPROS.items():
-            path = Path(tmp) / f"{name}.py"
-            path.write_text(source)
-            started = time.monotonic()
-            reports[name] = scrub_repro(args.python, path)
-            ok, why = judge_repro(name, reports[name])
-            results.append(stage(f"scrub repro: {name}", started, ok, why + " | " + json.dumps(reports[name])[:1200]))
-        started = time.monotonic()
-        path = Path(tmp) / "device_side_assert_blocking.py"
-        path.write_text(blocking_variant(REPROS["device_side_assert"]))
-        ok, why = judge_blocking(reports["device_side_assert"], scrub_repro(args.python, path))
-        results.append(stage("CUDA_LAUNCH_BLOCKING=1 rerun", started, ok, why))
-        root = Path(tmp) / "repo"
-        (root / "test").mkdir(parents=True)
-        spec_test = FuzzTestSpec("test_fuzz_seed_1", TEST_PROGRAM, "pytorch", ("cpu", "cuda"), ("cuda",),
-                                 ("GPU path benchmark.",), "wrong on cuda")
-        generated = fuzz_test(spec_test, "test/test_gpu_path.py", None, "GPU path benchmark")
-        started = time.monotonic()
-        outputs = []
-        for text in (generated.unmarked, generated.marked):
-            (root / "test/test_gpu_path.py").write_text(text)
-            run = TreeRunner(Sandbox(spec), root).run(pytest_argv("test/test_gpu_path.py", extra=["-rA"]), 600)
-            outputs.append(run.output.text())
-        ok, why = judge_device_test(*outputs)
-        results.append(stage("device-aware test (expectedFailureCUDA on cuda only)", started, ok, why))
-    if args.out:
-        Path(args.out).write_text(json.dumps({"gpu": facts.to_dict(), "stages": results}, indent=1))
+    reports: dict = {}
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        stages = [("sandbox launch (device binds, /sys, no RLIMIT_AS)", lambda: sandbox_probe(spec)),
+                  *((f"scrub repro: {repro}", lambda repro=repro: repro_stage(args.python, tmp, repro, reports))
+                    for repro in REPROS),
+                  ("CUDA_LAUNCH_BLOCKING=1 rerun", lambda: blocking_stage(args.python, tmp, reports)),
+                  ("device-aware test (expectedFailureCUDA on cuda only)", lambda: device_test_stage(spec, tmp))]
+        for title, work in stages:
+            results.append(attempt(title, work))
+            if args.out:
+                Path(args.out).write_text(json.dumps({"gpu": facts.to_dict(), "stages": results}, indent=1))
     return 0 if all(r["ok"] for r in results) else 1
 
 

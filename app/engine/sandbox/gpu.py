@@ -3,7 +3,9 @@
 Read on the host (trusted) from what the NVIDIA kernel driver publishes, without running any
 CUDA code: `/proc/driver/nvidia/version` (the driver), `/proc/driver/nvidia/gpus/*/information`
 (one directory per GPU: `Model: NVIDIA H100 80GB HBM3`), and `nvidia-smi`'s header line for
-the CUDA version when the tool is installed. A host without the driver has no facts (None).
+the CUDA version when the tool is installed. Where the kernel publishes no /proc files (a
+microVM or gVisor host whose driver is reached another way) but `nvidia-smi` answers, its
+`--query-gpu` gives the models and the driver. A host with neither has no facts (None).
 The torch build's own CUDA version comes from its `torch/version.py`
 (`app.engine.envs.variants`); a report states both, since a build newer than the driver
 supports fails at `cuInit`.
@@ -11,6 +13,8 @@ supports fails at `cuInit`.
 
 from __future__ import annotations
 
+import glob
+import os
 import re
 import shutil
 import subprocess
@@ -57,18 +61,42 @@ def parse_smi_cuda(text: str) -> str:
     return found.group(1) if found else ""
 
 
+def parse_smi_query(text: str) -> tuple[tuple[str, ...], str]:
+    """`nvidia-smi --query-gpu=name,driver_version --format=csv,noheader`: (models, driver)."""
+    rows = [[cell.strip() for cell in line.split(",")] for line in text.splitlines() if line.count(",") == 1]
+    return tuple(name for name, _ in rows if name), (rows[0][1] if rows else "")
+
+
+def _smi(tool: str, *args: str) -> str:
+    try:
+        return subprocess.run([tool, *args], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
 def gpu_facts(proc: Path = PROC, smi: str | None = None) -> GpuFacts | None:
     """The host's GPU facts, or None without the NVIDIA driver."""
     version = proc / "version"
+    tool = smi or shutil.which("nvidia-smi")
+    cuda = parse_smi_cuda(_smi(tool)) if tool else ""
     if not version.is_file():
-        return None
+        models, driver = parse_smi_query(_smi(tool, "--query-gpu=name,driver_version", "--format=csv,noheader")) \
+            if tool else ((), "")
+        return GpuFacts(models, driver, cuda) if models else None
     models = tuple(parse_model(info.read_text(errors="replace"))
                    for info in sorted(proc.glob("gpus/*/information")))
-    cuda = ""
-    tool = smi or shutil.which("nvidia-smi")
-    if tool:
-        try:
-            cuda = parse_smi_cuda(subprocess.run([tool], capture_output=True, text=True, timeout=30).stdout)
-        except (OSError, subprocess.TimeoutExpired):
-            cuda = ""
     return GpuFacts(tuple(m for m in models if m), parse_driver_version(version.read_text(errors="replace")), cuda)
+
+
+def driver_library_dirs(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The directories on the worker's `LD_LIBRARY_PATH` that hold the CUDA driver library
+    (`libcuda.so.1`), as container and microVM hosts install it (`/usr/local/nvidia/lib64`)
+    instead of registering it with `ldconfig`. A GPU sandbox gets exactly these on its own
+    `LD_LIBRARY_PATH`, bound read-only: without them `torch.cuda.is_available()` is False
+    inside while it is True outside. Computed by the worker, never taken from a repro."""
+    environ = os.environ if environ is None else environ
+    dirs = []
+    for entry in environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if entry.startswith("/") and entry not in dirs and glob.glob(os.path.join(glob.escape(entry), "libcuda.so*")):
+            dirs.append(entry)
+    return tuple(dirs)

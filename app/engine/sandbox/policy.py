@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from app.engine.sandbox.environments import probe_interpreter
+from app.engine.sandbox.gpu import driver_library_dirs
 from app.engine.sandbox.layer import TreeLayer, layer_args, materialize
 from app.engine.sandbox.tmpfs import prepare, sandbox_mounts
 
@@ -97,8 +98,14 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         "PYTHONFAULTHANDLER": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "") if spec.gpu else "",
     }
+    # A CPU run hides every GPU (an empty CUDA_VISIBLE_DEVICES). A GPU run sees what the worker
+    # was given: its CUDA_VISIBLE_DEVICES when set, else no variable at all, since an empty
+    # value would hide every GPU ("No CUDA GPUs are available", seen on the first GPU host).
+    if not spec.gpu or "CUDA_VISIBLE_DEVICES" in os.environ:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "") if spec.gpu else ""
+    if spec.gpu and (driver_dirs := driver_library_dirs()):
+        env["LD_LIBRARY_PATH"] = ":".join(driver_dirs)  # the worker's, not the repro's (those are refused)
     if spec.threads is not None:
         env.update({name: str(spec.threads) for name in _THREAD_VARS})
     for name, value in spec.env.items():
@@ -164,6 +171,9 @@ def _gpu_binds() -> list[str]:
         args += ["--dev-bind", node, node]
     for path in GPU_SYS_PATHS:
         if os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in driver_library_dirs():  # under /usr it is bound already; elsewhere bind it
+        if not path.startswith(("/usr/", "/lib", "/etc/")):
             args += ["--ro-bind", path, path]
     return args
 
