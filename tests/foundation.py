@@ -3,8 +3,10 @@ enqueuer, and signed webhook deliveries."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,17 @@ def client(settings: Settings, database: Database, enqueuer: RecordingEnqueuer) 
 
 def load_payload(fixtures: Path, name: str) -> dict[str, Any]:
     return json.loads((fixtures / name).read_text())
+
+
+_MOMENTS = itertools.count(1)
+
+
+def label_applied(payload: dict[str, Any]) -> dict[str, Any]:
+    """`payload` (an `issues.labeled`) as GitHub sends a new application of the label: the
+    issue's `updated_at` moves to now, so it is not a replay of an earlier delivery."""
+    moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=next(_MOMENTS))
+    payload["issue"]["updated_at"] = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return payload
 
 
 def webhook_headers(event: str, body: bytes, secret: str = SECRET, delivery: str | None = None) -> dict[str, str]:

@@ -223,8 +223,8 @@ def event_key(event: str, payload: dict[str, Any]) -> str | None:
     """What a delivery is about, when GitHub gives it an id of its own: a comment's id, a
     workflow run's id and attempt. Recorded unique with the delivery, so a signed delivery
     replayed under a new `X-GitHub-Delivery` id is a duplicate (no second command, no second
-    count of the same failure). None when the event has no such id (a label carries none: a
-    label applied again is a new request)."""
+    count of the same failure); a label application by the issue, the label and the issue's
+    `updated_at`. None when the event has no such id."""
     action = payload.get("action")
     if event == "issue_comment" and (comment_id := as_int(dig(payload, "comment", "id"))) is not None:
         # With its author and words: a replay repeats them (they are signed); only a payload made
@@ -233,4 +233,12 @@ def event_key(event: str, payload: dict[str, Any]) -> str | None:
         return f"issue_comment.{action}:{comment_id}:{hashlib.sha256(said.encode('utf-8', 'replace')).hexdigest()[:16]}"
     if event == "workflow_run" and (run_id := as_int(dig(payload, "workflow_run", "id"))) is not None:
         return f"workflow_run.{action}:{run_id}:{as_int(dig(payload, 'workflow_run', 'run_attempt')) or 1}"[:200]
+    if event == "issues" and action == "labeled" and (number := as_int(dig(payload, "issue", "number"))) is not None:
+        # A label has no id, but applying it moves the issue's `updated_at`: the same label on
+        # the same issue at the same moment is the same application (a replay), a later one a
+        # new request.
+        label, moment = dig(payload, "label", "name", default=""), dig(payload, "issue", "updated_at", default="")
+        if isinstance(label, str) and isinstance(moment, str) and moment:
+            said = f"{repo_of(payload)}#{number}\n{moment}\n{label}"
+            return f"issues.labeled:{hashlib.sha256(said.encode('utf-8', 'replace')).hexdigest()[:32]}"
     return None

@@ -9,13 +9,13 @@ from sqlmodel import select
 
 from app.db import leases, queries
 from app.db.models import Delivery, Run, StageEvent, utcnow
-from tests.foundation import deliver, load_payload
+from tests.foundation import deliver, label_applied, load_payload
 
 
 def labeled(fixtures) -> dict:
     payload = load_payload(fixtures, "issues/labeled.payload.json")
     payload["label"]["name"] = "scrub"
-    return payload
+    return label_applied(payload)
 
 
 def all_runs(database) -> list[Run]:
@@ -66,3 +66,23 @@ def test_a_label_on_a_live_running_run_is_ignored(client, webhook_fixtures, data
     again = deliver(client, "issues", labeled(webhook_fixtures))
     assert again.status_code == 200 and "already running" in again.json()["reason"]
     assert enqueuer.runs == [(run_id, "default")]
+
+
+def test_a_replayed_label_is_a_duplicate_and_only_a_new_application_restarts(client, webhook_fixtures, database,
+                                                                            enqueuer):
+    # #21: the signed bytes of a label delivery, replayed under a new delivery id, acted as a
+    # maintainer labelling again (a stranded run started over, a finished issue ran again).
+    payload = labeled(webhook_fixtures)
+    run_id = deliver(client, "issues", payload).json()["run_id"]
+    assert leases.claim(database, run_id, "dead-worker", 60)
+    with database.session() as session:
+        run = session.get(Run, run_id)
+        run.lease_expires_at = utcnow() - timedelta(seconds=1)
+        session.add(run)
+        session.commit()
+    replay = deliver(client, "issues", payload)  # the same signed payload, a new X-GitHub-Delivery
+    assert replay.status_code == 200 and replay.json() == {"status": "duplicate"}
+    assert enqueuer.runs == [(run_id, "default")]
+    again = deliver(client, "issues", labeled(webhook_fixtures))  # the label applied again: a new updated_at
+    assert again.status_code == 202 and again.json()["run_id"] == run_id
+    assert enqueuer.runs == [(run_id, "default"), (run_id, "default")]

@@ -10,13 +10,13 @@ from sqlmodel import select
 
 from app.db.models import Delivery, Run
 from app.github.webhooks import event_key
-from tests.foundation import SECRET, deliver, load_payload, webhook_headers
+from tests.foundation import SECRET, deliver, label_applied, load_payload, webhook_headers
 
 
 def labeled_with(fixtures, label: str) -> dict:
     payload = load_payload(fixtures, "issues/labeled.payload.json")
     payload["label"]["name"] = label
-    return payload
+    return label_applied(payload)
 
 
 def failed_workflow_run(fixtures) -> dict:

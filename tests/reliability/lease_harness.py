@@ -93,8 +93,9 @@ FENCE = "```"
 UNTRUSTED_BODY = f"{FENCE}python\nimport os\nos.system('echo hi')\nraise RuntimeError('boom')\n{FENCE}\nRuntimeError: boom"
 
 
-def labeled_payload(repo: str, number: int, label: str = "scrub") -> bytes:
-    """`issues.labeled` for `repo#number` (the example payload, retargeted)."""
+def labeled_payload(repo: str, number: int, label: str = "scrub", moment: int = 0) -> bytes:
+    """`issues.labeled` for `repo#number` (the example payload, retargeted), the label applied
+    at `moment` (seconds into 2026: equal moments are one application delivered again)."""
     import json
 
     from tests.conftest import WEBHOOK_FIXTURES
@@ -103,6 +104,7 @@ def labeled_payload(repo: str, number: int, label: str = "scrub") -> bytes:
     payload["label"]["name"] = label
     payload["issue"]["number"] = number
     payload["issue"]["html_url"] = f"https://github.com/{repo}/issues/{number}"
+    payload["issue"]["updated_at"] = f"2026-01-01T{moment // 3600:02d}:{moment // 60 % 60:02d}:{moment % 60:02d}Z"
     owner, name = repo.split("/")
     payload["repository"]["full_name"], payload["repository"]["name"] = repo, name
     payload["repository"]["owner"]["login"] = owner

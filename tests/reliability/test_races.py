@@ -49,7 +49,7 @@ def test_twenty_concurrent_deliveries_for_one_issue_make_one_run_and_one_comment
     try:
         wait_for_port(port, serve)
         base = f"http://127.0.0.1:{port}"
-        answers = fire_together(base, [labeled_payload(REPO, 1)] * CONCURRENT)  # 20 deliveries, 20 ids
+        answers = fire_together(base, [labeled_payload(REPO, 1, moment=n) for n in range(CONCURRENT)])  # 20 applications
         assert all(a.status_code in (200, 202) for a in answers), [a.text for a in answers]
         started = [a.json()["run_id"] for a in answers if a.json().get("status") == "queued"]
         assert len(started) == 1, [a.json() for a in answers]
@@ -96,7 +96,7 @@ def test_three_workers_sixty_issues_each_delivered_twice(tmp_path, fake_github, 
         wait_for_port(port, processes[0])
         processes += [start(["worker", "-c", "1"], env, log) for _ in range(3)]
         base = f"http://127.0.0.1:{port}"
-        bodies = [labeled_payload(REPO, n) for n in range(1, ISSUES + 1) for _ in range(2)]
+        bodies = [labeled_payload(REPO, n, moment=k) for n in range(1, ISSUES + 1) for k in range(2)]
         with ThreadPoolExecutor(16) as pool:
             answers = list(pool.map(lambda body: post_webhook(base, SECRET, "issues", body), bodies))
         assert all(a.status_code in (200, 202) for a in answers), [a.text for a in answers if a.status_code >= 300][:3]

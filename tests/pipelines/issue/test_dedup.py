@@ -14,7 +14,7 @@ from app.engine.cilogs.archive import Failure
 from app.github.client import GitHubClient
 from app.pipelines.issue.dedup import sentence
 from tests.conftest import WEBHOOK_FIXTURES
-from tests.foundation import client, database, deliver, enqueuer, run_to_the_end, settings  # noqa: F401
+from tests.foundation import client, database, deliver, enqueuer, label_applied, run_to_the_end, settings  # noqa: F401
 from workers.execute import WorkerServices
 
 REPO = "Codertocat/Hello-World"
@@ -33,7 +33,7 @@ def _label(client, services, enqueuer, number: int) -> int:  # noqa: F811
     payload["label"]["name"] = "scrub"
     payload["issue"]["number"] = number
     payload["issue"]["html_url"] = f"https://github.com/{REPO}/issues/{number}"
-    answer = deliver(client, "issues", payload)
+    answer = deliver(client, "issues", label_applied(payload))
     assert answer.status_code == 202, answer.text
     run_id = answer.json()["run_id"]
     assert run_to_the_end(run_id, services, enqueuer) == "succeeded"  # repro stages: as a repro worker runs them
