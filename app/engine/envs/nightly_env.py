@@ -17,14 +17,13 @@ left out (typing only).
 
 from __future__ import annotations
 
-import fcntl
 import json
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from app.engine.envs.once import made_once
 from app.engine.envs.provision import ProvisionError, _stream
 from app.engine.envs.variants import TorchBuild, installed_build
 
@@ -57,13 +56,8 @@ def wheel_env(wheel_file: Path, build: TorchBuild, root: Path, *, index_url: str
               base_python: str = sys.executable, on_line=lambda line: None) -> Path:
     """The environment with `wheel_file` installed (made once, then reused); its directory."""
     target = env_dir(root, build)
-    Path(root).mkdir(parents=True, exist_ok=True)
-    with open(Path(root) / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if existing(root, build):
-            return target
-        if target.exists():
-            shutil.rmtree(target)
+
+    def make() -> None:
         started = time.monotonic()
         python = str(target / "bin" / "python")
         index = ["--index-url", index_url] if index_url else []
@@ -80,7 +74,8 @@ def wheel_env(wheel_file: Path, build: TorchBuild, root: Path, *, index_url: str
         subprocess.run([python, "-c", "import sys"], check=True, timeout=60, cwd="/")
         (target / MARKER).write_text(json.dumps({**build.to_dict(), "wheel": wheel_file.name,
                                                  "seconds": round(time.monotonic() - started, 1)}, indent=1))
-    return target
+
+    return made_once(target, lambda: existing(root, build) is not None, make)
 
 
 def compiled_binds(site: Path) -> dict[str, str]:

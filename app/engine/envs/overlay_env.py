@@ -13,7 +13,6 @@ base stays as it was. Checked (`python -c "import sys"`), marked complete last, 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -22,6 +21,7 @@ import sys
 from pathlib import Path, PurePosixPath
 
 from app.engine.envs.nightly_env import site_packages
+from app.engine.envs.once import made_once
 from app.engine.envs.provision import ProvisionError
 
 MARKER = "scrub-overlay.json"
@@ -51,13 +51,8 @@ def overlay_env(base: Path, files: dict[str, str | None], root: Path, key: str, 
     """The environment of `base` with `files` (site-packages-relative path -> text, or None to
     delete) laid over it, made once as `<root>/<key>/`; its directory."""
     target = Path(root) / key
-    Path(root).mkdir(parents=True, exist_ok=True)
-    with open(Path(root) / f".{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if existing(root, key):
-            return target
-        if target.exists():
-            shutil.rmtree(target)
+
+    def make() -> None:
         subprocess.run([base_python, "-m", "venv", "--without-pip", "--system-site-packages", str(target)],
                        check=True, capture_output=True, timeout=300)
         source, dest = site_packages(Path(base)), site_packages(target)
@@ -78,7 +73,8 @@ def overlay_env(base: Path, files: dict[str, str | None], root: Path, key: str, 
             raise ProvisionError(f"the overlay environment {key} does not start: {check.stderr[-400:]}")
         (target / MARKER).write_text(json.dumps({"base": str(base), "files": sorted(files), **(note or {})},
                                                 indent=1))
-    return target
+
+    return made_once(target, lambda: existing(root, key) is not None, make)
 
 
 __all__ = ["overlay_env", "existing"]

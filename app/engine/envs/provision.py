@@ -13,7 +13,6 @@ replaces. A lock file serializes two provisions of one release.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from app.engine.envs.once import exclusively
 from app.torch_releases import EnvStore, ProvisionedEnv, env_variant, parse_version, release_of, usable_on
 
 Installer = str  # "auto" | "uv" | "pip"
@@ -83,9 +83,7 @@ def provision(version: str, store: EnvStore, *, installer: Installer = "auto", i
     build: that index cannot serve it)."""
     version = parse_version(version)
     tool = pick_installer(installer)
-    store.root.mkdir(parents=True, exist_ok=True)
-    with open(store.root / f".{version}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with exclusively(store.root, version):
         existing = store.get(version)
         if existing and existing.complete and not force:
             return existing
