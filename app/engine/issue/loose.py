@@ -171,3 +171,19 @@ def expected_exception(markdown: str | None) -> str | None:
     section = _EXPECTED_SECTION.search(plain_text(markdown))
     found = _EXPECTED_RAISE.search(section.group("body")) if section else None
     return found.group("name") if found else None
+
+
+_MISSING_ERROR = re.compile(r"\b(?:does(?:n't| not)|do(?:n't| not)|never|fails? to|without)\s+(?:raise|raising|throw|throwing|"
+                            r"error(?:ing)?)\b|\binstead of (?:raising|throwing|erroring|an? (?:error|exception))\b", re.I)
+_FAILURE_WORD = re.compile(r"\b(?:rais\w*|throw\w*|errors?|exceptions?|crash\w*|segfault\w*|segmentation|abort\w*|"
+                           r"assert\w*|fails?|failed|hangs?|SIG[A-Z]+)\b", re.I)
+
+
+def asks_for_error(title: str | None) -> bool:
+    """The title reports a MISSING error ("silently wraps ... instead of raising", "does not
+    raise for ..."): an error the report quotes (what sibling ops or the other code path raise)
+    is then what it asks for, not the failure it saw. Not when the title names an error or a
+    crash that happens ("raises INTERNAL ASSERT instead of raising a proper error")."""
+    title = title or ""
+    found = _MISSING_ERROR.search(title)
+    return bool(found) and not _FAILURE_WORD.search(title[:found.start()])

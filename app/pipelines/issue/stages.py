@@ -142,11 +142,16 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
     reported = issues.reported_error(chosen_post.get("body"), *words, title=issue.get("title"))
     stated = stated_values("\n".join(words), title=issue.get("title") or "")
     expected = loose.expected_exception(issue.get("body"))
+    if reported and reported.kind == "exception" and loose.asks_for_error(issue.get("title")):
+        # "... instead of raising": the error quoted is the one asked for, so raising it is no reproduction
+        expected, reported = reported.exception or expected, None
     summary = (f"repro by {chosen.author} ({chosen.where}, line {chosen.line}, {chosen.lines} lines) of "
                f"{len(candidates)} candidates: {chosen.why}" if chosen
                else "no repro" + (" (only images)" if images else ""))
     if reported:
         summary += f"; reported: {reported.expect}"
+    elif expected and loose.asks_for_error(issue.get("title")):
+        summary += f"; asks for a {expected} (the title says it is missing)"
     if stated:
         summary += f"; prints {stated.actual!r}, expected {stated.expected!r}"
     return StageResult(summary=summary, output={

@@ -134,3 +134,21 @@ def test_the_expected_behaviour_section_names_the_exception_a_fix_should_raise()
     assert expected_exception(body) == "RuntimeError"
     assert expected_exception("### Expected behavior\nIt should return 3.\n") is None
     assert expected_exception("A RuntimeError is thrown here.") is None  # not in that section
+
+
+def test_a_title_reporting_a_missing_error_asks_for_the_error_rather_than_reporting_one():
+    """Real issue #196106 (held-out batch C): "take_along_dim(..., dim=...) silently wraps
+    out-of-bounds indices instead of raising" quotes the RuntimeError its sibling ops raise; that
+    error is what the report asks for, not the failure it saw."""
+    from app.engine.issue.loose import asks_for_error
+
+    assert asks_for_error("pick(..., dim=...) silently wraps an out-of-range index instead of raising")
+    assert asks_for_error("scale() does not raise an error for a negative factor")
+    assert asks_for_error("resize_to() accepts a negative size without raising")
+    assert asks_for_error("`fold` doesn't throw for a size that does not divide")
+    # an error or a crash that happens is the reported failure, whatever the title asks for
+    assert not asks_for_error("pick() raises INTERNAL ASSERT FAILED instead of raising a proper error")
+    assert not asks_for_error("pick() segfaults instead of throwing")
+    assert not asks_for_error("torch.compile silently produces a wrong result")
+    assert not asks_for_error("torch.add with complex tensors and floating alpha throws an error")
+    assert not asks_for_error("")

@@ -206,6 +206,24 @@ def test_a_package_the_workers_lack_is_reported_not_called_fixed(fake_github):
     assert fake_github.issue(REPO, number)["state"] == "open"
 
 
+def test_an_error_the_title_says_is_missing_is_not_the_reported_failure(fake_github):
+    """The class of real issue #196106: the title says the call returns silently instead of
+    raising, and a second block quotes the error sibling calls raise. That error is what the
+    report asks for: once the call raises it (the fix), the run must not read "still
+    reproduces"; and while the call still returns silently, its clean run is not "passes now"."""
+    body = ("Out-of-range indices are wrapped:\n" +
+            py("values = [10, 20, 30]\nvalues[9]  # -> 10 (silently returns values[9 % 3])") +
+            "\n\nEvery sibling raises on the same index:\n\n" +
+            py("other(values, 9)  # IndexError: list index out of range"))
+    number = trusted_issue(fake_github, body, title="lookup(..., i) silently wraps an out-of-range index instead of raising")
+    finished, ctx = scrub(fake_github, number)
+    state = state_of(ctx)
+    assert state.reported is None and state.expected_exception == "IndexError"
+    assert finished.verdict == "inconclusive"
+    (comment,) = our_comments(fake_github, number)
+    assert "still reproduces" not in comment and fake_github.issue(REPO, number)["state"] == "open"
+
+
 def test_a_reported_hang_that_times_out_reproduces(fake_github):
     number = trusted_issue(fake_github, "The loader hangs forever:\n" + py("import time\ntime.sleep(600)"))
     finished, ctx = scrub(fake_github, number, config={"repro_timeout": 3})

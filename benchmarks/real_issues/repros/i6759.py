@@ -1,0 +1,3 @@
+import torch
+a = torch.Tensor(range(10))
+a.chunk(0)
