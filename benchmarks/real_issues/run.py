@@ -64,6 +64,8 @@ def score(expected: str, verdict: str | None, failed: bool) -> str:
         return "right"
     if verdict == "fixed":
         return "WRONGLY CLOSED"
+    if verdict == "passes-now" and expected == "reproduces":
+        return "wrong"  # "the error is gone" on a live bug (it closes nothing, but it says the bug is not there)
     if verdict in NOTICES:
         return "honest-inconclusive"
     if verdict == "different-error" and expected != "reproduces":
