@@ -177,7 +177,25 @@ def triage(program: str, output: str, program_file: str = "repro.py") -> Triage:
                       "fuzzer; no test is filed", failing, ops)
     where = {"eager": "in eager mode", "compiled": "in the compiled program (eager ran)",
              "compare": "compiled and eager results differ", "unknown": "where the traceback does not say"}[phase]
-    return Triage(phase, "torch-bug", f"{error} {where}".strip(), failing, ops)
+    return Triage(phase, "torch-bug", f"{error} {where}{_unbacked_caveat(phase, error, output)}".strip(), failing, ops)
+
+
+# An unbacked (data-dependent) size: `u0` in a size, or Dynamo's own words for a guard on one.
+_UNBACKED = re.compile(r"\(u\d+\)|\bu\d+\b(?=[^\n]*\b(?:size|shape|dimension)\b)|GuardOnDataDependentSymNode|"
+                       r"[Dd]ata-dependent")
+
+
+def _unbacked_caveat(phase: str, error: str, output: str) -> str:
+    """What PyTorch said of such failures: a compiled-only error on an unbacked size (pytorch/pytorch
+    #164875, a TorchFuzz program broadcasting `u0` against `s67`) was closed as expected
+    behaviour that the program causes (the fix is a `torch._check` in the program, or another
+    program from the fuzzer), not as a compiler bug; a maintainer decides."""
+    found = _UNBACKED.search(error) or (phase == "compiled" and _UNBACKED.search(output))
+    if phase != "compiled" or not found:
+        return ""
+    return (f"; caveat: it involves an unbacked (data-dependent) size ({found.group(0).strip('()')}): PyTorch has "
+            "closed such compiled-only errors as expected behaviour of tracing (the program should say "
+            "torch._check(...) about the size), so a maintainer should confirm it is a bug")
 
 
 def plan_devices(configured: tuple[str, ...], program_device: str | None, *, gpu: bool) -> tuple[list[str], dict]:
