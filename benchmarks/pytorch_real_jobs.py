@@ -2,7 +2,7 @@
 
     python benchmarks/pytorch_real_jobs.py --pytorch-files DIR [--files 20000 --mb 300]
         [--seeds 9,...] [--template default] [--replay PROGRAMS] [--ci-test NODE --ci-exception X --ci-message M]
-        [--json OUT]
+        [--minimize-budget-s S] [--json OUT]
 
 `DIR` holds files of pytorch/pytorch at their repository paths, brought from the public
 repository (they are not part of this project): at least TorchFuzz
@@ -112,7 +112,13 @@ def run_job(stages, github: FakeGitHub, bare: Path, data: Path, params: dict, ph
     started = time.monotonic()
     finished = run_pipeline(stages, ctx, any_queue=True)
     report = ctx.artifacts.get("report.md", ("", ""))[1]
+    state = {k: v for out in ctx.completed_stages().values() for k, v in out.items()}
     return {
+        "artifacts": {name: text[:20000] for name, (_, text) in ctx.artifacts.items()},
+        "program": str(state.get("program", ""))[:20000],
+        "generated": (state.get("generated") or {}).get("unmarked", "")[:20000],
+        "verification": {k: {"ok": v.get("ok"), "problems": v.get("problems"), "output": v.get("output", "")[-3000:]}
+                         for k, v in (state.get("verification") or {}).items()},
         "status": str(finished.status), "verdict": finished.verdict, "seconds": round(time.monotonic() - started, 1),
         "stages": [{"stage": s.stage, "status": s.status, "seconds": round(s.duration_s or 0, 1),
                     "summary": s.summary} for s in ctx.stage_summaries()],
@@ -140,6 +146,7 @@ def main() -> int:
     parser.add_argument("--ci-exception", default="AssertionError")
     parser.add_argument("--ci-message", default="")
     parser.add_argument("--phase-s", type=float, default=1800.0)
+    parser.add_argument("--minimize-budget-s", type=float, default=0.0)
     parser.add_argument("--json", default="")
     args = parser.parse_args()
     if not (args.pytorch_files / "tools/experimental/torchfuzz/fuzzer.py").is_file():
@@ -167,6 +174,8 @@ def main() -> int:
             show(f"CI job: {args.ci_test}", results["ci"])
         for seed in [s for s in args.seeds.split(",") if s.strip()]:
             params = {"fuzz-seed": seed.strip(), "head_sha": tree["head"], "trigger": "benchmark"}
+            if args.minimize_budget_s:
+                params["minimize_budget_s"] = args.minimize_budget_s
             results[f"fuzz seed {seed}"] = job = run_job(FUZZ_STAGES, github, bare, tmp_path / f"data-{seed}",
                                                          params, args.phase_s)
             show(f"fuzz job: seed {seed}", job)
