@@ -141,3 +141,16 @@ def test_a_compiled_failure_on_an_unbacked_size_is_a_torch_bug_with_the_caveat_p
     plain = triage(PROGRAM, _traceback(_lines(PROGRAM, "    out_compiled ="), 7,
                                         "torch._inductor.exc.InductorError: LoweringException: AssertionError: x"))
     assert "unbacked" not in plain.reason
+
+
+def test_a_mismatch_whose_progress_prints_are_gone_is_still_a_compare_failure():
+    """The minimizer drops TorchFuzz's prints ('Compile Success! ✅'), which told the phase of a
+    failure without a traceback: the smaller program's exit 1 read as 'unknown', its error as
+    'exit 1', and the minimize stage kept the original ("fails differently")."""
+    program = ("import sys\nimport torch\n\n\ndef f(x):\n    return x.cumsum(0)\n\n\nargs = (torch.ones(8),)\n"
+               "out_eager = f(*args)\nout_compiled = torch.compile(f, backend=bad)(*args)\n"
+               "if (out_eager.sum() - out_compiled.sum()).abs().item() > 1:\n    sys.exit(1)\n")
+    result = triage(program, "")
+    assert (result.phase, result.verdict) == ("compare", "torch-bug")
+    early = program.replace("args = (torch.ones(8),)\n", "args = (torch.ones(8),)\nif len(args) > 3:\n    sys.exit(1)\n")
+    assert triage(early, "").phase == "unknown"  # an exit before compiling: where it failed is not known
