@@ -93,6 +93,22 @@ def phase_of(program: str, line: int | None) -> str:
     return "compare" if _COMPARE.search(ast.unparse(found)) else "compiled"
 
 
+_EXIT = re.compile(r"\b(?:sys\.exit|exit|quit|os\._exit)\s*\(|\bSystemExit\b")
+
+
+def exit_phase(program: str) -> str:
+    """Where a program that ended without a traceback stopped, from its text alone: "compare"
+    when every exit it can take comes after it compiled (a minimized program no longer prints
+    TorchFuzz's progress lines), else "unknown"."""
+    try:
+        statements = _flatten_main(ast.parse(program))
+    except SyntaxError:
+        return "unknown"
+    compile_at = next((n.lineno for n in statements if re.search(r"\bcompile\s*\(", ast.unparse(n))), None)
+    exits = [n.lineno for n in statements if _EXIT.search(ast.unparse(n))]
+    return "compare" if compile_at is not None and exits and min(exits) > compile_at else "unknown"
+
+
 # Random draws: inside a compiled function they differ from eager's (other RNG consumption order),
 # so a compare failure of such a program is the generator's (TorchFuzz's gather.py says as much).
 _RANDOM = {"rand", "randn", "randint", "randperm", "bernoulli", "multinomial", "normal", "rand_like", "randn_like",
@@ -157,7 +173,8 @@ def triage(program: str, output: str, program_file: str = "repro.py") -> Triage:
     phase = phase_of(program, outer)
     if phase == "unknown":  # no traceback into the program: TorchFuzz's own progress lines tell
         said = output.lower()  # "Eager Success! ✅" (numerics template), "✅ eager success" (default)
-        phase = "compare" if "compile success" in said else "compiled" if "eager success" in said else "unknown"
+        phase = "compare" if "compile success" in said else "compiled" if "eager success" in said else \
+            exit_phase(program) if "Traceback" not in output else "unknown"
     lines = program.splitlines()
     failing = lines[inner - 1].strip() if inner and 0 < inner <= len(lines) else ""
     ops = failing_operators(program, inner if phase != "compare" else None, error)
@@ -177,7 +194,25 @@ def triage(program: str, output: str, program_file: str = "repro.py") -> Triage:
                       "fuzzer; no test is filed", failing, ops)
     where = {"eager": "in eager mode", "compiled": "in the compiled program (eager ran)",
              "compare": "compiled and eager results differ", "unknown": "where the traceback does not say"}[phase]
-    return Triage(phase, "torch-bug", f"{error} {where}".strip(), failing, ops)
+    return Triage(phase, "torch-bug", f"{error} {where}{_unbacked_caveat(phase, error, output)}".strip(), failing, ops)
+
+
+# An unbacked (data-dependent) size: `u0` in a size, or Dynamo's own words for a guard on one.
+_UNBACKED = re.compile(r"\(u\d+\)|\bu\d+\b(?=[^\n]*\b(?:size|shape|dimension)\b)|GuardOnDataDependentSymNode|"
+                       r"[Dd]ata-dependent")
+
+
+def _unbacked_caveat(phase: str, error: str, output: str) -> str:
+    """What PyTorch said of such failures: a compiled-only error on an unbacked size (pytorch/pytorch
+    #164875, a TorchFuzz program broadcasting `u0` against `s67`) was closed as expected
+    behaviour that the program causes (the fix is a `torch._check` in the program, or another
+    program from the fuzzer), not as a compiler bug; a maintainer decides."""
+    found = _UNBACKED.search(error) or (phase == "compiled" and _UNBACKED.search(output))
+    if phase != "compiled" or not found:
+        return ""
+    return (f"; caveat: it involves an unbacked (data-dependent) size ({found.group(0).strip('()')}): PyTorch has "
+            "closed such compiled-only errors as expected behaviour of tracing (the program should say "
+            "torch._check(...) about the size), so a maintainer should confirm it is a bug")
 
 
 def plan_devices(configured: tuple[str, ...], program_device: str | None, *, gpu: bool) -> tuple[list[str], dict]:

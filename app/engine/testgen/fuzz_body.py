@@ -12,7 +12,8 @@ function mode stack was leaked"). Here:
   own fuzzer-issue tests read that way), and its progress prints ("Eager Success! ✅") go;
 - a comparison that ends the script (`sys.exit(1)`, `exit(1)`, `raise SystemExit(1)`) fails the test instead, with a
   message naming the bug (`self.fail(...)` / `pytest.fail(...)`);
-- a result the script assigns and never reads (`result_compiled = compiled_program(*args)`)
+- a result the script assigns and never reads (`result_compiled = compiled_program(*args)`),
+  also inside the program's functions (a minimized compiled function without its `return`),
   becomes the bare call: the test runs it, and a linter has no unused variable to flag.
 """
 
@@ -95,6 +96,17 @@ def _bare_unread_calls(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+class _BareUnreadLocals(ast.NodeTransformer):
+    """The same inside every function the program defines (the compiled one): a minimized
+    function lost its `return`, and its last `name = call(...)` is a local nothing reads."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        if not any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(node)):
+            node.body = _bare_unread_calls(node.body)
+        return node
+
+
 def clean_body(body: str, *, style: str, device: str = "device", bug: str = "the fuzzed program fails") -> str:
     """The test body without global state leaks, with readable names and a failing assertion."""
     tree = ast.parse(readable_names(body))
@@ -113,7 +125,8 @@ def clean_body(body: str, *, style: str, device: str = "device", bug: str = "the
         elif not _progress_print(node):
             kept.append(node)
     fail = "self.fail" if style == "pytorch" else "pytest.fail"
-    kept = _bare_unread_calls([_ExitToFail(fail, bug).visit(node) for node in kept]) or [ast.Pass()]
+    kept = _bare_unread_calls([_BareUnreadLocals().visit(_ExitToFail(fail, bug).visit(node)) for node in kept]) \
+        or [ast.Pass()]
     for owner, keywords in reversed(list(patches.items())):
         call = ast.Call(ast.parse(f"{owner}.patch", mode="eval").body, [], keywords)
         kept = [ast.With([ast.withitem(call)], kept)]

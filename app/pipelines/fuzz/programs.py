@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,15 @@ from app.engine.fuzz.output import error_of
 from app.engine.fuzz.program import on_device
 from app.engine.fuzz.treework import PROGRAM_FILE, ProgramRunner
 from app.engine.fuzz.triage import triage
-from app.engine.minimize.oracle import signature_of
+from app.engine.minimize.oracle import FailureSignature, signature_of
+from app.engine.sandbox.capture import CapturedOutput
+from app.engine.sandbox.runner import ProcessResult
 from app.pipelines.base import RunContext
 from app.pipelines.fuzz.state import DeviceRun
 from app.pipelines.kit.sandbox import tree_runner
 
+# What a candidate that fails where it must not counts as: a pass (not this bug).
+PASSED = ProcessResult(0, None, False, 0.0, CapturedOutput(), "cold")
 PYTEST_OVERHEAD_S = 15.0  # a pytest process importing torch and the test file, per run
 MIN_CANDIDATE_TIMEOUT_S = 10.0
 
@@ -53,9 +58,23 @@ def run_on_devices(runner: ProgramRunner, program: str, devices: list[str], time
             continue
         text = result.output.text()
         judged = triage(source, text, PROGRAM_FILE)
-        runs.append(DeviceRun(device, True, error_line(text, signature.describe()), result.output.tail_text(3000),
-                              round(result.duration_s, 1), judged.to_dict()))
+        error = error_line(text) or (mismatch_error(text) if judged.phase == "compare" else signature.describe())
+        runs.append(DeviceRun(device, True, error, result.output.tail_text(3000), round(result.duration_s, 1),
+                              judged.to_dict()))
     return runs
+
+
+MISMATCH = "compiled and eager results differ"
+
+
+def mismatch_error(output: str) -> str:
+    """A comparison that ended the program without a traceback (TorchFuzz's numerics check:
+    `sys.exit(1)`), named by what it printed: from its last `❌` line (TorchFuzz's), else its
+    last three lines; at most four lines."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    marked = [i for i, line in enumerate(lines) if line.startswith("❌")]
+    said = lines[marked[-1]:][:4] if marked else lines[-3:]
+    return f"{MISMATCH}: {'; '.join(said)}"[:300] if said else MISMATCH
 
 
 def exception_class(error: str) -> str:
@@ -109,3 +128,41 @@ def minimize_budget(remaining_s: float, runs: list[DeviceRun], asked: float | No
     if asked is not None:
         budget = min(budget, asked)
     return max(0.0, budget)
+
+
+def candidate_run(run: Callable[[str, float], Any], prologue: str, expected: FailureSignature,
+                  passing: str | None, *, compiled: bool = False) -> Callable[[str, float], Any]:
+    """The minimizer's run of a candidate: it fails as the original on the failing device (the
+    device statement `prologue` back in place) AND passes where the original passed (else it is
+    a different bug: judged as passing).
+
+    `compiled`: the original fails only when compiled (a compiler crash, or compiled and eager
+    results that differ): a candidate must also pass with compiling turned off (`compile_off`),
+    or it lost the compiled side. Without this, a mismatch that ends the program with `exit 1`
+    shrank to `import sys; sys.exit(1)`, which "fails the same" and tests nothing of torch."""
+
+    def judged(source: str, timeout_s: float) -> Any:
+        candidate = with_device(prologue, source, same_lines=True)  # its lines where the minimizer reads them
+        result = run(candidate, timeout_s)
+        if not expected.matches(signature_of(result, candidate)):
+            return result
+        if passing is not None:
+            elsewhere = run(on_device(candidate, passing) if prologue else candidate, timeout_s)
+            if signature_of(elsewhere) is not None:
+                return PASSED
+        if compiled and signature_of(run(compile_off(candidate), timeout_s)) is not None:
+            return PASSED
+        return result
+
+    return judged
+
+
+# torch's own switch for "run every torch.compile'd function eagerly" (what Dynamo's hints suggest
+# to tell a compiler bug from an eager one); `import torch` first, so it holds after any imports.
+COMPILE_OFF = "import torch\ntorch.compiler.set_stance('force_eager')\n"
+
+
+def compile_off(program: str) -> str:
+    """`program` with compiling turned off, after its leading imports: the same program on the
+    eager side only. A failure that stays is not the compiler's."""
+    return with_device(COMPILE_OFF, program)

@@ -109,8 +109,8 @@ def _next_steps(state: FuzzState, status: str) -> list[str]:
 
 
 def _summary(state: FuzzState) -> str:
-    if not state.error:
-        return ""
+    if not state.error:  # nothing reproduced: why the job stopped (a seed or program that passes)
+        return state.halt.reason if state.halt else ""
     where = f"{state.error} on {', '.join(state.failing_devices) or 'every run'}"
     if state.triage.get("verdict") == "invalid-program":
         return f"generator bug, no test filed: {where} ({state.failed_in})"

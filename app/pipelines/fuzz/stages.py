@@ -36,8 +36,6 @@ from app.engine.fuzz.triage import plan_devices, triage
 from app.engine.git.repo import GitError, git, head_commit
 from app.engine.minimize.oracle import signature_of
 from app.engine.minimize.session import NothingToKeep, minimize_repro, original_signature
-from app.engine.sandbox.capture import CapturedOutput
-from app.engine.sandbox.runner import ProcessResult
 from app.pipelines.base import CPU_QUEUE, GPU_QUEUE, RunContext, Stage, StageResult
 from app.pipelines.kit.build import build_stage as kit_build_stage
 from app.pipelines.kit.checkout import ensure_checkout, mirror_cache, remote_for
@@ -45,15 +43,11 @@ from app.pipelines.kit.phases import halt, halted, phase_clock
 from app.pipelines.kit.sandbox import run_timeout, tree_runner
 from app.pipelines.fuzz.diagnosis import diagnose_stage
 from app.pipelines.fuzz.fix import fix_stage
-from app.pipelines.fuzz.programs import (candidate_timeout, exception_class, minimize_budget, program_runner,
-                                         run_on_devices, with_device)
+from app.pipelines.fuzz.programs import (candidate_run, candidate_timeout, compile_off, exception_class,
+                                         minimize_budget, program_runner, run_on_devices, with_device)
 from app.pipelines.fuzz.publish import publish_stage, report_stage
 from app.pipelines.fuzz.state import FuzzJob, FuzzState
 from app.pipelines.fuzz.testing import test_stage
-
-# What a candidate that also fails on a passing device counts as: a pass (not this bug).
-PASSED = ProcessResult(0, None, False, 0.0, CapturedOutput(), "cold")
-
 
 def _seed(value: object) -> int | None:
     text = str(value).strip() if value is not None else ""
@@ -236,17 +230,11 @@ def minimize_stage(ctx: RunContext, state: FuzzState) -> StageResult:
     if expected.kind == "exception" and expected.exc_type.rsplit(".", 1)[-1] != state.exception:
         return StageResult(summary=f"before minimizing, the program failed with {expected.describe()}, not "
                            f"{state.exception}: kept the original", output={"minimized": None})
-
-    def run(source: str, timeout_s: float):
-        """A candidate fails as the original on the failing device AND passes where the
-        original passed (else it is a different bug: judged as passing)."""
-        candidate = with_device(prologue, source, same_lines=True)  # its lines where the minimizer reads them
-        result = runner.run(candidate, timeout_s)
-        if passing is None or not expected.matches(signature_of(result, candidate)):
-            return result
-        elsewhere = runner.run(on_device(candidate, passing) if prologue else candidate, timeout_s)
-        return result if signature_of(elsewhere) is None else PASSED
-
+    # A compiled-only failure keeps needing the compiler (`programs.candidate_run`), if the
+    # original passes with compiling off (else that check would reject every candidate).
+    compiled = state.failed_in in ("compiled", "compare") and \
+        signature_of(runner.run(compile_off(with_device(prologue, rest)), timeout)) is None
+    run = candidate_run(runner.run, prologue, expected, passing, compiled=compiled)
     asked = ctx.params.get("minimize_budget_s")
     budget = minimize_budget(clock.remaining_s, state.devices, float(asked) if asked else None)
     if budget < 2 * timeout:
@@ -270,6 +258,8 @@ def minimize_stage(ctx: RunContext, state: FuzzState) -> StageResult:
         return StageResult(summary="the smaller program fails differently: kept the original",
                            output={"minimized": None})
     lines = f"{result.original_lines + bool(prologue)} -> {result.final_lines + keeps_device} lines"
+    if compiled:
+        lines += "; still passes with compiling off"
     judged = next((r.triage for r in again if r.fails), {})
     ops = list(judged.get("operators") or operations(smaller) or state.operations)
     output = {"program": smaller, "minimized": {"lines": lines, "budget_s": round(budget)}, "operations": ops}

@@ -69,7 +69,11 @@ def judge(output: str, name: str, *, marked: bool, devices: list[str], failing: 
                 for device, status in wanted.items() if seen.get(device) != status]
     if not marked and failing and exception and not problems:
         line = f"{exception}: {message}" if message and not rewrote_assertion else exception
-        if mask_digits((line.strip().splitlines() or [""])[0][:120]) not in mask_digits(output):
+        # as raised (`RuntimeError: msg`), or wrapped in another error's message as its repr
+        # (Dynamo's `got RuntimeError('msg')`)
+        spellings = [line] + ([f"{exception}('{message}", f'{exception}("{message}'] if line != exception else [])
+        seen_text = mask_digits(output)
+        if not any(mask_digits((text.strip().splitlines() or [""])[0][:120]) in seen_text for text in spellings):
             problems.append(f"the test fails, but not with {line[:200]}")
     if timed_out:
         problems.append(f"the test run timed out after {timeout_s:.0f} s")

@@ -119,3 +119,38 @@ def test_a_mismatch_of_a_program_drawing_random_numbers_inside_the_compiled_func
     result = triage(program, "✅ eager success\n✅ compile success\nMISMATCH out_eager_sum: 1 out_compiled_sum: 9\n")
     assert (result.phase, result.verdict) == ("compare", "invalid-program") and "randint" in result.reason
     assert triage(REAL.read_text(), "✅ eager success\n✅ compile success\nmismatch\n").verdict == "torch-bug"
+
+
+def test_a_compiled_failure_on_an_unbacked_size_is_a_torch_bug_with_the_caveat_pytorch_gave():
+    """pytorch/pytorch#164875's program (output: torch 2.13.0+cpu): eager runs, Dynamo cannot
+    broadcast an unbacked size (u0) against s67. PyTorch closed the issue as expected behaviour
+    caused by the fuzzer; the triage says so next to its verdict instead of a bare "torch bug"."""
+    program = (REAL.parent / "issue_164875.py").read_text()
+    outer = _lines(program, "result_compiled =")
+    output = ("✅ eager success\nTraceback (most recent call last):\n"
+              f'  File "/tmp/work/repro.py", line {outer}, in <module>\n    result_compiled = compiled_program(*args)\n'
+              '  File "/site-packages/torch/_dynamo/exc.py", line 723, in unimplemented\n    raise Unsupported(\n'
+              "torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call\n"
+              "  Explanation: Dynamo failed to run FX node with fake tensors: call_function <built-in method add of "
+              "type object at 0x7faed18cea40>(*(FakeTensor(..., size=(s67, 0), dtype=torch.int64), FakeTensor(..., "
+              "size=(u0, 0), dtype=torch.int64)), **{}): got RuntimeError('The size of tensor a (s67: hint = 20) "
+              "must match the size of tensor b (u0) at non-singleton dimension 0)')\n")
+    result = triage(program, output)
+    assert (result.phase, result.verdict) == ("compiled", "torch-bug")
+    assert "unbacked" in result.reason and "torch._check" in result.reason and "u0" in result.reason
+    plain = triage(PROGRAM, _traceback(_lines(PROGRAM, "    out_compiled ="), 7,
+                                        "torch._inductor.exc.InductorError: LoweringException: AssertionError: x"))
+    assert "unbacked" not in plain.reason
+
+
+def test_a_mismatch_whose_progress_prints_are_gone_is_still_a_compare_failure():
+    """The minimizer drops TorchFuzz's prints ('Compile Success! ✅'), which told the phase of a
+    failure without a traceback: the smaller program's exit 1 read as 'unknown', its error as
+    'exit 1', and the minimize stage kept the original ("fails differently")."""
+    program = ("import sys\nimport torch\n\n\ndef f(x):\n    return x.cumsum(0)\n\n\nargs = (torch.ones(8),)\n"
+               "out_eager = f(*args)\nout_compiled = torch.compile(f, backend=bad)(*args)\n"
+               "if (out_eager.sum() - out_compiled.sum()).abs().item() > 1:\n    sys.exit(1)\n")
+    result = triage(program, "")
+    assert (result.phase, result.verdict) == ("compare", "torch-bug")
+    early = program.replace("args = (torch.ones(8),)\n", "args = (torch.ones(8),)\nif len(args) > 3:\n    sys.exit(1)\n")
+    assert triage(early, "").phase == "unknown"  # an exit before compiling: where it failed is not known

@@ -140,3 +140,19 @@ def test_the_real_programs_test_fails_with_its_error_on_cpu_and_leaks_nothing_in
     assert "FAILED test/test_ops.py::TestFuzzSeed9CPU::test_fuzz_seed_9_cpu" in output, output[-3000:]
     assert "RuntimeError: gather(): Expected dtype int32/int64 for index" in output, output[-3000:]
     assert "PASSED test/test_ops.py::TestAfter::test_after" in output, output[-3000:]
+
+
+def test_a_minimized_compiled_function_keeps_no_unused_local_for_the_linter(tmp_path):
+    """The minimizer drops a compiled function's `return`, which leaves its last result assigned
+    and never read: on pytorch/pytorch#164875's program, `t3 = torch.add(t0, t2)` and ruff's F841
+    in the test commit. The call stays (the compiler still traces it); only the name goes."""
+    program = ("import torch\n\n\n@torch.compile(fullgraph=True, dynamic=True, backend='eager')\n"
+               "def compiled_program(arg_0):\n    var_node_1 = arg_0\n    var_node_0 = torch.add(var_node_1, 1)\n\n\n"
+               "arg_0 = torch.ones(2)\nresult_compiled = compiled_program(arg_0)\n")
+    body = clean_body(program, style="pytorch")
+    assert "    torch.add(t0, 1)" in body and "t1 =" not in body and "t0 = arg_0" in body
+    assert "compiled_program(arg_0)" in body and "result_compiled" not in body
+    (tmp_path / "body.py").write_text(body)
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "F,E9",
+                           str(tmp_path / "body.py")], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr

@@ -42,3 +42,12 @@ def test_the_report_uses_the_checked_out_commit_and_the_minimized_program():
     assert report.status == "Success" and report.test_created == "tests/test_ops.py::test_fuzz_seed_5"
     assert [s.title for s in report.sections] == ["Failing program (minimized)"]
     assert dict(build_report(FuzzState(job=JOB), NO_FIX, {}).facts)["Repository"] == "acme/tlib@" + "d" * 12
+
+
+def test_a_program_that_no_longer_fails_says_so_in_the_status_line():
+    """pytorch/pytorch#164486's program passes on torch 2.13: the report read "**Status**: Failed"
+    and the run "Failed: " with nothing after it."""
+    reason = "the fuzzer ran seed 164486 without a failure (exit code 0)"
+    state = FuzzState(job=JOB, halt=Halt(reason=reason, status="Failed"))
+    report = build_report(state, NO_FIX, {})
+    assert report.summary == reason and outcome(state, NO_FIX) == ("Failed", [reason])

@@ -45,3 +45,28 @@ def test_judge_is_the_one_rule_for_every_kinds_test_check():
     assert fixed.problems == ["cpu: FAILED, expected PASSED"]  # with the fix every device passes
     late = judge("", "test_x", marked=True, failing=["cpu"], exception="", message="", **common | {"timed_out": True})
     assert "the test run timed out after 60 s" in late.problems
+
+
+def test_an_error_a_compiler_wraps_is_found_as_pytest_prints_it():
+    """Dynamo wraps the op's error in its own and prints it as `got RuntimeError('...')`; the
+    reproduction names it `RuntimeError: ...`. pytest's lines below are torch 2.13's for the
+    program of pytorch/pytorch#164875: the test failed with the bug's error and was judged
+    "fails, but not with RuntimeError: The size of tensor a ...", so no test was filed."""
+    from app.pipelines.kit.testcheck import judge
+
+    output = (
+        "E           torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call\n"
+        "E             Explanation: Dynamo failed to run FX node with fake tensors: call_function <built-in function "
+        "add>(*(FakeTensor(..., size=(s93, 0), dtype=torch.int64), FakeTensor(..., size=(u0, 0), dtype=torch.int64)), "
+        "**{}): got RuntimeError('The size of tensor a (s93: hint = 20) must match the size of tensor b (u0) at "
+        "non-singleton dimension 0)')\n"
+        "FAILED test/test_fuzz_repros.py::TestFuzzSeed164875::test_fuzz_seed_164875 - "
+        "torch._dynamo.exc.TorchRuntimeError: Runti...\n")
+    common = dict(devices=[], failing=[""], style="pytorch", timed_out=False, timeout_s=60, marked=False)
+    message = "The size of tensor a (s67: hint = 20) must match the size of tensor b (u0) at non-singleton dimension 0)"
+    wrapped = judge(output, "test_fuzz_seed_164875", exception="RuntimeError", message=message, **common)
+    assert wrapped.ok, wrapped.problems
+    other = judge(output, "test_fuzz_seed_164875", exception="RuntimeError", message="another message", **common)
+    assert other.problems == ["the test fails, but not with RuntimeError: another message"]
+    elsewhere = judge(output, "test_fuzz_seed_164875", exception="ValueError", message=message, **common)
+    assert elsewhere.problems == [f"the test fails, but not with ValueError: {message}"[:200 + 11]]
