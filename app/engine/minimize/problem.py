@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 
 from app.engine.minimize.parsing import parse
 from app.engine.minimize.size import Size, size_key
-from app.engine.minimize.unbound import bound_names, filter_applies, newly_unbound
+from app.engine.minimize.unbound import (
+    bound_names,
+    filter_applies,
+    newly_unbound,
+    newly_unresolved,
+    unresolved_names,
+)
 
 Evaluate = Callable[[Sequence[str]], list[bool]]
 Predicate = Callable[[str], bool]
@@ -114,10 +120,12 @@ class ReductionProblem:
         if text in self._cache or size_key(text) >= self.size:
             self.stats.cache_hits += 1
             return None
-        if self._bound is not None and newly_unbound(self._bound, candidate if isinstance(candidate, ast.Module) else parse(text)):
-            self._cache[text] = False  # known: a NameError, not the failure (not an oracle verdict)
-            self.stats.unbound += 1
-            return None
+        if self._bound is not None:
+            tree = candidate if isinstance(candidate, ast.Module) else parse(text)
+            if newly_unbound(self._bound, tree) or newly_unresolved(self._unresolved, tree):
+                self._cache[text] = False  # known: a NameError, not the failure (not an oracle verdict)
+                self.stats.unbound += 1
+                return None
         return text
 
     def judge(self, candidates: Sequence[str]) -> list[bool]:
@@ -179,6 +187,7 @@ class ReductionProblem:
         self.size: Size = size_key(text, self.tree)
         bound = bound_names(self.tree) if getattr(self.evaluate, "runs_python", False) else None
         self._bound = bound if filter_applies(bound, self.failing_message) else None
+        self._unresolved = unresolved_names(self.tree) if self._bound is not None else None
         if self.on_progress is not None:
             self.on_progress(self)
 

@@ -19,6 +19,7 @@ and neither is a program whose own failure is about an unbound name.
 from __future__ import annotations
 
 import ast
+import builtins
 
 # Names and attributes through which a program can bind a name the AST does not show (`vars()`
 # with no argument and `setattr` on anything but `self` too; `model.eval()` is no `eval`).
@@ -89,3 +90,85 @@ def newly_unbound(current_bound: set[str], candidate: ast.AST) -> set[str]:
     if candidate_bound is None:
         return set()
     return (read_names(candidate) & current_bound) - candidate_bound
+
+
+# Scopes a name is looked up through (innermost first). Class bodies and comprehensions count
+# as enclosing scopes for what they contain: more lenient than Python (a method does not see its
+# class's names), so a read this calls unresolved is one Python cannot resolve either.
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_ALWAYS_BOUND = frozenset(dir(builtins)) | {
+    "__name__", "__file__", "__doc__", "__builtins__", "__spec__", "__loader__", "__package__",
+    "__annotations__", "__class__", "__path__", "__cached__", "__debug__"}
+
+
+def unresolved_names(tree: ast.AST) -> set[str] | None:
+    """Names read where no enclosing scope, the module or the builtins binds them (a
+    `NameError` when reached), or None if the program may bind names dynamically.
+
+    Scope-aware where `newly_unbound` is not: `dim` read at module level after the loop binding
+    it went, while `def check(dim)` still has a parameter of that name.
+    """
+    if bound_names(tree) is None:
+        return None
+    bindings: dict[int, set[str]] = {id(tree): set()}
+    outer: dict[int, ast.AST | None] = {id(tree): None}
+    reads: list[tuple[str, ast.AST]] = []
+    stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+    while stack:
+        node, scope = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, _SCOPES):
+                bindings[id(child)], outer[id(child)], inner = set(), scope, child
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    bindings[id(scope)].add(child.name)
+            _bind(child, inner, bindings, outer, reads, tree)
+            stack.append((child, inner))
+    unresolved: set[str] = set()
+    for name, scope in reads:
+        current: ast.AST | None = scope
+        while current is not None and name not in bindings[id(current)]:
+            current = outer[id(current)]
+        if current is None and name not in _ALWAYS_BOUND:
+            unresolved.add(name)
+    return unresolved
+
+
+def _bind(node: ast.AST, scope: ast.AST, bindings: dict[int, set[str]], outer: dict[int, ast.AST | None],
+          reads: list[tuple[str, ast.AST]], module: ast.AST) -> None:
+    names: list[str] = []
+    if isinstance(node, ast.Name):
+        if isinstance(node.ctx, ast.Load):
+            reads.append((node.id, scope))
+        else:
+            names.append(node.id)
+    elif isinstance(node, ast.arg):
+        names.append(node.arg)
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        names += [alias.asname or alias.name.split(".")[0] for alias in node.names]
+    elif isinstance(node, ast.Global):
+        bindings[id(module)].update(node.names)  # bound at module level by whoever runs it
+        names += node.names
+    elif isinstance(node, ast.Nonlocal):
+        names += node.names
+    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+        names.append(node.name)
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        names.append(node.rest)
+    elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
+        names.append(str(getattr(node, "name", "")))
+    bindings[id(scope)].update(names)
+    while names and isinstance(scope, _COMPREHENSIONS):  # `(y := ...)` and loop variables: leak outward (lenient)
+        scope = outer[id(scope)]  # type: ignore[assignment]
+        bindings[id(scope)].update(names)
+
+
+def newly_unresolved(current: set[str] | None, candidate: ast.AST) -> set[str]:
+    """Names `candidate` reads where nothing binds them, that the current program (its
+    `unresolved_names`, None: dynamic) read only where something did."""
+    if current is None:
+        return set()
+    found = unresolved_names(candidate)
+    return found - current if found is not None else set()

@@ -6,7 +6,13 @@ import ast
 
 from app.engine.minimize import ReductionProblem, minimize
 from app.engine.minimize.passes import delete_statements
-from app.engine.minimize.unbound import bound_names, filter_applies, newly_unbound
+from app.engine.minimize.unbound import (
+    bound_names,
+    filter_applies,
+    newly_unbound,
+    newly_unresolved,
+    unresolved_names,
+)
 
 PROGRAM = """\
 import re
@@ -115,3 +121,26 @@ def test_ddmin_asks_fewer_candidates_for_the_same_result():
     assert result.source == baseline.source
     assert result.stats.unbound > 0
     assert result.stats.candidates == baseline.stats.candidates - result.stats.unbound
+
+
+def test_unresolved_names_follow_python_scopes():
+    source = ("import torch\ndef check(dim, b):\n    xs = [i for i in range(dim)]\n    return lambda q: q + b + xs[0]\n"
+              "class A:\n    def f(self):\n        global G\n        G = 2\n        return self\n"
+              "print(G, len([]), __name__)\ntry:\n    pass\nexcept Exception as e:\n    print(e)\n"
+              "results = check(dim, other)\n")
+    assert unresolved_names(ast.parse(source)) == {"dim", "other"}  # `dim`: only check's parameter
+    assert unresolved_names(ast.parse("exec('dim = 1')\nprint(dim)\n")) is None  # dynamic: unknown
+    assert newly_unresolved({"other"}, ast.parse("print(other)\n")) == set()  # already so: not ours to judge
+
+
+def test_the_gate_refuses_a_read_that_only_another_scope_binds():
+    # ddmin deletes the loop that bound `dim` at module level; `def check(dim)` still has a
+    # parameter of that name, so the scope-blind check lets it through: a NameError, run for nothing
+    head = "table = len\ndef check(dim):\n    return [dim]\n"
+    program = head + "for dim in [1, 2]:\n    table(check(dim))\n"
+    oracle = RunsPython()
+    problem = ReductionProblem(program, oracle)
+    asked = len(oracle.asked)
+    assert problem.fresh(head + "table(check(dim))\n") is None
+    assert problem.fresh(head + "dim = 1\ntable(check(dim))\n") is not None
+    assert len(oracle.asked) == asked and problem.stats.unbound == 1
