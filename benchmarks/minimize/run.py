@@ -89,11 +89,12 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
 
 class PassProfile:
     """Per pass: candidates accepted, and how the warm runs ended (`ok`, `timeout`, the exception
-    class; a confirmed candidate runs twice). With one job runs are attributed exactly."""
+    class; a confirmed candidate runs twice) with their count and seconds. With one job runs are
+    attributed exactly."""
 
     def __init__(self, warm) -> None:
         self.warm = warm
-        self.pending: list[str] = []  # outcomes of the runs since the last verdict
+        self.pending: list[tuple[str, float]] = []  # outcomes (and seconds) of the runs since the last verdict
         self.accepted: dict[str, int] = {}
         self.outcomes: dict[str, dict[str, int]] = {}
         self._last_accepted = 0
@@ -103,12 +104,15 @@ class PassProfile:
             self.accepted[p.pass_name] = self.accepted.get(p.pass_name, 0) + p.accepted - self._last_accepted
             self._last_accepted = p.accepted
         counts = self.outcomes.setdefault(p.pass_name, {})
-        for word in self.pending:  # the runs behind the verdict just recorded, in this pass
-            counts[word] = counts.get(word, 0) + 1
+        for word, seconds in self.pending:  # the runs behind the verdict just recorded, in this pass
+            runs, total = counts.get(word, (0, 0.0))
+            counts[word] = (runs + 1, round(total + seconds, 3))
         self.pending.clear()
 
     def run(self, source: str, timeout_s: float):
+        started = time.monotonic()
         result = self.warm(source, timeout_s)
+        seconds = time.monotonic() - started
         if result.timed_out:
             word = "timeout"
         elif not result.exit_code and not result.signal:
@@ -116,7 +120,7 @@ class PassProfile:
         else:
             text = (result.output.head + result.output.tail).decode("utf-8", "replace")
             word = _exception_class(text) or f"exit {result.exit_code or result.signal}"
-        self.pending.append(word)
+        self.pending.append((word, seconds))
         return result
 
 
@@ -193,12 +197,13 @@ def print_table(rows: list[dict], cap_s: float) -> None:
         for name, (gain, calls, seconds, accepted, outcomes) in row.get("passes", {}).items():
             total = gains.setdefault(name, [0, 0, 0.0, 0, {}])
             total[0], total[1], total[2], total[3] = total[0] + gain, total[1] + calls, total[2] + seconds, total[3] + accepted
-            for word, n in outcomes.items():
-                total[4][word] = total[4].get(word, 0) + n
+            for word, (n, secs) in outcomes.items():
+                runs, spent = total[4].get(word, (0, 0.0))
+                total[4][word] = (runs + n, spent + secs)
     if gains:
         print("\npass                         tokens removed  candidates  accepted  seconds  warm runs by outcome (all cases)")
         for name, (gain, calls, seconds, accepted, outcomes) in sorted(gains.items(), key=lambda kv: -kv[1][0]):
-            top = ", ".join(f"{w} {n}" for w, n in sorted(outcomes.items(), key=lambda kv: -kv[1])[:4])
+            top = ", ".join(f"{w} {n} ({secs:.1f}s)" for w, (n, secs) in sorted(outcomes.items(), key=lambda kv: -kv[1][0])[:4])
             print(f"{name:28} {gain:>14} {calls:>11} {accepted:>9} {seconds:>8.1f}  {top}")
 
 

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from app.engine.minimize.parsing import parse
 from app.engine.minimize.size import Size, size_key
 from app.engine.minimize.unbound import (
+    assigned_attributes,
     bound_names,
     filter_applies,
+    newly_unassigned,
     newly_unbound,
     newly_unresolved,
     unresolved_names,
@@ -66,7 +68,7 @@ class Stats:
     accepted: int = 0  # of those, the ones that became the current program
     cache_hits: int = 0  # candidates answered from the cache (or rejected as not smaller)
     invalid: int = 0  # candidates that did not compile
-    unbound: int = 0  # candidates refused unrun: they read a name they no longer bind (`unbound`)
+    unbound: int = 0  # candidates refused unrun: they read a name (or `self.X`) they no longer bind (`unbound`)
 
 
 @dataclass
@@ -122,7 +124,8 @@ class ReductionProblem:
             return None
         if self._bound is not None:
             tree = candidate if isinstance(candidate, ast.Module) else parse(text)
-            if newly_unbound(self._bound, tree) or newly_unresolved(self._unresolved, tree):
+            if (newly_unbound(self._bound, tree) or newly_unresolved(self._unresolved, tree)
+                    or newly_unassigned(self._attributes, tree)):
                 self._cache[text] = False  # known: a NameError, not the failure (not an oracle verdict)
                 self.stats.unbound += 1
                 return None
@@ -188,6 +191,7 @@ class ReductionProblem:
         bound = bound_names(self.tree) if getattr(self.evaluate, "runs_python", False) else None
         self._bound = bound if filter_applies(bound, self.failing_message) else None
         self._unresolved = unresolved_names(self.tree) if self._bound is not None else None
+        self._attributes = assigned_attributes(self.tree) if self._bound is not None else set()
         if self.on_progress is not None:
             self.on_progress(self)
 

@@ -26,7 +26,7 @@ import builtins
 _DYNAMIC_NAMES = frozenset({"globals", "locals", "exec", "eval", "__builtins__", "builtins", "__import__"})
 _DYNAMIC_ATTRIBUTES = frozenset({"__dict__", "__setattr__"})
 _UNBOUND_FAILURE = ("is not defined", "referenced before assignment", "cannot access local variable",
-                    "cannot access free variable")
+                    "cannot access free variable", "has no attribute")
 
 
 def bound_names(tree: ast.AST) -> set[str] | None:
@@ -172,3 +172,47 @@ def newly_unresolved(current: set[str] | None, candidate: ast.AST) -> set[str]:
         return set()
     found = unresolved_names(candidate)
     return found - current if found is not None else set()
+
+
+# Attributes a library base class provides even when the program's own assignment goes.
+_INHERITED = frozenset({"training"})
+
+
+def assigned_attributes(tree: ast.AST) -> set[tuple[str, str]]:
+    """(class, attribute) for each attribute a class's methods set on `self`."""
+    return {(cls, attr) for cls, attr, stored in _self_attributes(tree) if stored}
+
+
+def newly_unassigned(current: set[tuple[str, str]], candidate: ast.AST) -> set[str]:
+    """Attributes a class of the current program set on `self` that the same class of
+    `candidate` reads as `self.X` but that can be set nowhere: no `obj.X = ...` on anything, no
+    name `X` bound (a method, a class attribute), no string `"X"` (`setattr`,
+    `register_buffer`). An `AttributeError` when reached, not the failure. Per class: a
+    subclass of a library layer reading `self.weight` it never set is not in question."""
+    read = {attr for cls, attr, stored in _self_attributes(candidate) if not stored and (cls, attr) in current}
+    if not read:
+        return set()
+    bound = bound_names(candidate)
+    if bound is None:
+        return set()
+    for node in ast.walk(candidate):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            read.discard(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            read.discard(node.value)
+    return read - bound - _INHERITED
+
+
+def _self_attributes(tree: ast.AST) -> set[tuple[str, str, bool]]:
+    """(class, attribute, stored) for every `self.X` in a class's own methods (not nested classes)."""
+    found: set[tuple[str, str, bool]] = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        stack: list[ast.AST] = list(cls.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.ClassDef):
+                continue
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                found.add((cls.name, node.attr, not isinstance(node.ctx, ast.Load)))
+            stack.extend(ast.iter_child_nodes(node))
+    return found

@@ -7,8 +7,10 @@ import ast
 from app.engine.minimize import ReductionProblem, minimize
 from app.engine.minimize.passes import delete_statements
 from app.engine.minimize.unbound import (
+    assigned_attributes,
     bound_names,
     filter_applies,
+    newly_unassigned,
     newly_unbound,
     newly_unresolved,
     unresolved_names,
@@ -144,3 +146,31 @@ def test_the_gate_refuses_a_read_that_only_another_scope_binds():
     assert problem.fresh(head + "table(check(dim))\n") is None
     assert problem.fresh(head + "dim = 1\ntable(check(dim))\n") is not None
     assert len(oracle.asked) == asked and problem.stats.unbound == 1
+
+
+LAYER = """\
+class Pool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.value = nn.Linear(2, 2)
+        self.key = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.key(x) + self.value(x)
+class Head(nn.Linear):
+    def forward(self, x):
+        return x @ self.weight
+"""
+
+
+def test_a_self_attribute_read_after_its_assignment_went_is_known_to_fail():
+    current = assigned_attributes(ast.parse(LAYER))
+    assert ("Pool", "value") in current and ("Head", "weight") not in current
+    assert newly_unassigned(current, ast.parse(LAYER.replace("        self.value = nn.Linear(2, 2)\n", ""))) == {"value"}
+    # still settable: another `obj.value = ...`, a method or class attribute of that name, a string
+    for kept in ("Pool.value = 1\n", "def value():\n    pass\n", "register('value')\n"):
+        candidate = LAYER.replace("        self.value = nn.Linear(2, 2)\n", "") + kept
+        assert newly_unassigned(current, ast.parse(candidate)) == set(), kept
+    # a library base's attribute read by a subclass that never set it is not in question
+    assert newly_unassigned(current, ast.parse(LAYER.replace("self.key = nn.Linear(2, 2)", "pass"))) == {"key"}
+    assert newly_unassigned(current, ast.parse(LAYER.replace("x @ self.weight", "x @ self.weight.T"))) == set()
+    assert not filter_applies(set(), "'Pool' object has no attribute 'value'")
