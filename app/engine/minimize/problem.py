@@ -18,15 +18,7 @@ from dataclasses import dataclass, field
 
 from app.engine.minimize.parsing import parse
 from app.engine.minimize.size import Size, size_key
-from app.engine.minimize.unbound import (
-    assigned_attributes,
-    bound_names,
-    filter_applies,
-    newly_unassigned,
-    newly_unbound,
-    newly_unresolved,
-    unresolved_names,
-)
+from app.engine.minimize.unbound import Known, bound_names, filter_applies
 
 Evaluate = Callable[[Sequence[str]], list[bool]]
 Predicate = Callable[[str], bool]
@@ -122,13 +114,10 @@ class ReductionProblem:
         if text in self._cache or size_key(text) >= self.size:
             self.stats.cache_hits += 1
             return None
-        if self._bound is not None:
-            tree = candidate if isinstance(candidate, ast.Module) else parse(text)
-            if (newly_unbound(self._bound, tree) or newly_unresolved(self._unresolved, tree)
-                    or newly_unassigned(self._attributes, tree)):
-                self._cache[text] = False  # known: a NameError, not the failure (not an oracle verdict)
-                self.stats.unbound += 1
-                return None
+        if self._known is not None and self._known.refuses(candidate if isinstance(candidate, ast.Module) else parse(text)):
+            self._cache[text] = False  # known: a NameError, not the failure (not an oracle verdict)
+            self.stats.unbound += 1
+            return None
         return text
 
     def judge(self, candidates: Sequence[str]) -> list[bool]:
@@ -189,9 +178,7 @@ class ReductionProblem:
         self.tree = parse(text)
         self.size: Size = size_key(text, self.tree)
         bound = bound_names(self.tree) if getattr(self.evaluate, "runs_python", False) else None
-        self._bound = bound if filter_applies(bound, self.failing_message) else None
-        self._unresolved = unresolved_names(self.tree) if self._bound is not None else None
-        self._attributes = assigned_attributes(self.tree) if self._bound is not None else set()
+        self._known = Known.of(self.tree, bound) if bound is not None and filter_applies(bound, self.failing_message) else None
         if self.on_progress is not None:
             self.on_progress(self)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from dataclasses import dataclass
 
 # Names and attributes through which a program can bind a name the AST does not show (`vars()`
 # with no argument and `setattr` on anything but `self` too; `model.eval()` is no `eval`).
@@ -103,29 +104,51 @@ _ALWAYS_BOUND = frozenset(dir(builtins)) | {
     "__annotations__", "__class__", "__path__", "__cached__", "__debug__"}
 
 
-def unresolved_names(tree: ast.AST) -> set[str] | None:
-    """Names read where no enclosing scope, the module or the builtins binds them (a
-    `NameError` when reached), or None if the program may bind names dynamically.
+@dataclass(frozen=True)
+class Scan:
+    """What one scope-aware walk of a program finds (`scan`)."""
+
+    reads: frozenset[str]  # names read anywhere
+    unresolved: frozenset[str]  # names read where no enclosing scope, the module or builtins bind them
+    attributes_set: frozenset[str]  # attributes stored or deleted on anything (`obj.X = ...`)
+    strings: frozenset[str]  # string constants (`setattr(m, "X", ...)`, `register_buffer("X", ...)`)
+    self_read: frozenset[tuple[str, str]]  # (class, X) for `self.X` read in the class's own methods
+    self_set: frozenset[tuple[str, str]]  # (class, X) for `self.X` set there
+
+
+def scan(tree: ast.AST) -> Scan:
+    """One walk: names read and those no scope binds, attributes set and `self.X` by class.
 
     Scope-aware where `newly_unbound` is not: `dim` read at module level after the loop binding
-    it went, while `def check(dim)` still has a parameter of that name.
+    it went, while `def check(dim)` still has a parameter of that name, is unresolved.
     """
-    if bound_names(tree) is None:
-        return None
     bindings: dict[int, set[str]] = {id(tree): set()}
     outer: dict[int, ast.AST | None] = {id(tree): None}
     reads: list[tuple[str, ast.AST]] = []
-    stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+    attributes_set: set[str] = set()
+    strings: set[str] = set()
+    selves: set[tuple[str, str, bool]] = set()
+    stack: list[tuple[ast.AST, ast.AST, str | None]] = [(tree, tree, None)]
     while stack:
-        node, scope = stack.pop()
+        node, scope, cls = stack.pop()
         for child in ast.iter_child_nodes(node):
-            inner = scope
+            inner, inner_cls = scope, cls
             if isinstance(child, _SCOPES):
                 bindings[id(child)], outer[id(child)], inner = set(), scope, child
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     bindings[id(scope)].add(child.name)
-            _bind(child, inner, bindings, outer, reads, tree)
-            stack.append((child, inner))
+                inner_cls = child.name if isinstance(child, ast.ClassDef) else cls
+            if isinstance(child, ast.Attribute):
+                stored = not isinstance(child.ctx, ast.Load)
+                if stored:
+                    attributes_set.add(child.attr)
+                if cls is not None and isinstance(child.value, ast.Name) and child.value.id == "self":
+                    selves.add((cls, child.attr, stored))
+            elif isinstance(child, ast.Constant) and isinstance(child.value, str):
+                strings.add(child.value)
+            else:
+                _bind(child, inner, bindings, outer, reads, tree)
+            stack.append((child, inner, inner_cls))
     unresolved: set[str] = set()
     for name, scope in reads:
         current: ast.AST | None = scope
@@ -133,7 +156,15 @@ def unresolved_names(tree: ast.AST) -> set[str] | None:
             current = outer[id(current)]
         if current is None and name not in _ALWAYS_BOUND:
             unresolved.add(name)
-    return unresolved
+    return Scan(frozenset(name for name, _ in reads), frozenset(unresolved), frozenset(attributes_set),
+                frozenset(strings), frozenset((c, a) for c, a, stored in selves if not stored),
+                frozenset((c, a) for c, a, stored in selves if stored))
+
+
+def unresolved_names(tree: ast.AST) -> set[str] | None:
+    """Names read where nothing binds them (a `NameError` when reached), or None if the program
+    may bind names dynamically."""
+    return None if bound_names(tree) is None else set(scan(tree).unresolved)
 
 
 def _bind(node: ast.AST, scope: ast.AST, bindings: dict[int, set[str]], outer: dict[int, ast.AST | None],
@@ -165,54 +196,51 @@ def _bind(node: ast.AST, scope: ast.AST, bindings: dict[int, set[str]], outer: d
         bindings[id(scope)].update(names)
 
 
-def newly_unresolved(current: set[str] | None, candidate: ast.AST) -> set[str]:
+def newly_unresolved(current: set[str] | frozenset[str] | None, candidate: Scan) -> set[str]:
     """Names `candidate` reads where nothing binds them, that the current program (its
-    `unresolved_names`, None: dynamic) read only where something did."""
-    if current is None:
-        return set()
-    found = unresolved_names(candidate)
-    return found - current if found is not None else set()
+    `Scan.unresolved`; None: it may bind names dynamically) read only where something did."""
+    return set() if current is None else set(candidate.unresolved - current)
 
 
 # Attributes a library base class provides even when the program's own assignment goes.
 _INHERITED = frozenset({"training"})
 
 
-def assigned_attributes(tree: ast.AST) -> set[tuple[str, str]]:
+def assigned_attributes(tree: ast.AST) -> frozenset[tuple[str, str]]:
     """(class, attribute) for each attribute a class's methods set on `self`."""
-    return {(cls, attr) for cls, attr, stored in _self_attributes(tree) if stored}
+    return scan(tree).self_set
 
 
-def newly_unassigned(current: set[tuple[str, str]], candidate: ast.AST) -> set[str]:
+def newly_unassigned(current: frozenset[tuple[str, str]], candidate: Scan, bound: set[str] | None) -> set[str]:
     """Attributes a class of the current program set on `self` that the same class of
     `candidate` reads as `self.X` but that can be set nowhere: no `obj.X = ...` on anything, no
-    name `X` bound (a method, a class attribute), no string `"X"` (`setattr`,
+    name `X` bound (`bound`: a method, a class attribute), no string `"X"` (`setattr`,
     `register_buffer`). An `AttributeError` when reached, not the failure. Per class: a
     subclass of a library layer reading `self.weight` it never set is not in question."""
-    read = {attr for cls, attr, stored in _self_attributes(candidate) if not stored and (cls, attr) in current}
-    if not read:
-        return set()
-    bound = bound_names(candidate)
     if bound is None:
         return set()
-    for node in ast.walk(candidate):
-        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            read.discard(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            read.discard(node.value)
-    return read - bound - _INHERITED
+    read = {attr for cls, attr in candidate.self_read & current}
+    return read - candidate.attributes_set - candidate.strings - bound - _INHERITED
 
 
-def _self_attributes(tree: ast.AST) -> set[tuple[str, str, bool]]:
-    """(class, attribute, stored) for every `self.X` in a class's own methods (not nested classes)."""
-    found: set[tuple[str, str, bool]] = set()
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
-        stack: list[ast.AST] = list(cls.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, ast.ClassDef):
-                continue
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-                found.add((cls.name, node.attr, not isinstance(node.ctx, ast.Load)))
-            stack.extend(ast.iter_child_nodes(node))
-    return found
+@dataclass(frozen=True)
+class Known:
+    """What the current program binds: enough to refuse, unrun, a candidate that would stop at
+    a `NameError` or an `AttributeError` on `self` (two walks of the candidate, not one per rule)."""
+
+    bound: set[str]
+    unresolved: frozenset[str]
+    attributes: frozenset[tuple[str, str]]
+
+    @classmethod
+    def of(cls, tree: ast.AST, bound: set[str]) -> Known:
+        found = scan(tree)
+        return cls(bound, found.unresolved, found.self_set)
+
+    def refuses(self, candidate: ast.AST) -> bool:
+        bound = bound_names(candidate)
+        if bound is None:
+            return False
+        found = scan(candidate)
+        return bool((found.reads & self.bound) - bound or newly_unresolved(self.unresolved, found)
+                    or newly_unassigned(self.attributes, found, bound))

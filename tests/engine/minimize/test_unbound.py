@@ -13,6 +13,7 @@ from app.engine.minimize.unbound import (
     newly_unassigned,
     newly_unbound,
     newly_unresolved,
+    scan,
     unresolved_names,
 )
 
@@ -132,7 +133,7 @@ def test_unresolved_names_follow_python_scopes():
               "results = check(dim, other)\n")
     assert unresolved_names(ast.parse(source)) == {"dim", "other"}  # `dim`: only check's parameter
     assert unresolved_names(ast.parse("exec('dim = 1')\nprint(dim)\n")) is None  # dynamic: unknown
-    assert newly_unresolved({"other"}, ast.parse("print(other)\n")) == set()  # already so: not ours to judge
+    assert newly_unresolved(frozenset({"other"}), scan(ast.parse("print(other)\n"))) == set()  # already so
 
 
 def test_the_gate_refuses_a_read_that_only_another_scope_binds():
@@ -162,15 +163,20 @@ class Head(nn.Linear):
 """
 
 
+def unassigned(current, source: str) -> set[str]:
+    tree = ast.parse(source)
+    return newly_unassigned(current, scan(tree), bound_names(tree))
+
+
 def test_a_self_attribute_read_after_its_assignment_went_is_known_to_fail():
     current = assigned_attributes(ast.parse(LAYER))
     assert ("Pool", "value") in current and ("Head", "weight") not in current
-    assert newly_unassigned(current, ast.parse(LAYER.replace("        self.value = nn.Linear(2, 2)\n", ""))) == {"value"}
+    assert unassigned(current, LAYER.replace("        self.value = nn.Linear(2, 2)\n", "")) == {"value"}
     # still settable: another `obj.value = ...`, a method or class attribute of that name, a string
     for kept in ("Pool.value = 1\n", "def value():\n    pass\n", "register('value')\n"):
         candidate = LAYER.replace("        self.value = nn.Linear(2, 2)\n", "") + kept
-        assert newly_unassigned(current, ast.parse(candidate)) == set(), kept
+        assert unassigned(current, candidate) == set(), kept
     # a library base's attribute read by a subclass that never set it is not in question
-    assert newly_unassigned(current, ast.parse(LAYER.replace("self.key = nn.Linear(2, 2)", "pass"))) == {"key"}
-    assert newly_unassigned(current, ast.parse(LAYER.replace("x @ self.weight", "x @ self.weight.T"))) == set()
+    assert unassigned(current, LAYER.replace("self.key = nn.Linear(2, 2)", "pass")) == {"key"}
+    assert unassigned(current, LAYER.replace("x @ self.weight", "x @ self.weight.T")) == set()
     assert not filter_applies(set(), "'Pool' object has no attribute 'value'")
