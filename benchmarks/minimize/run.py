@@ -15,7 +15,9 @@ A case's docstring may name, on a `Keep:` line, the operations that carry its bu
 (`masked_fill, softmax, [index], cast:half`): each is looked up in the bug fingerprint of the
 result's failing check (its operations and data-path steps, `app.engine.minimize.dataflow`),
 or for an exception among what its failing line calls (`app.engine.minimize.sites`). After
-the table: tokens removed, candidates and seconds per pass, summed over the cases.
+the table: tokens removed, candidates, candidates accepted and seconds per pass, summed over the
+cases, with how its warm runs ended (`ok`: the candidate passed; else the exception class; count
+and seconds): a pass whose runs mostly end in one error class wastes them.
 """
 
 from __future__ import annotations

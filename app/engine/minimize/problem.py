@@ -81,6 +81,7 @@ class ReductionProblem:
         if canonical is None:
             raise CouldNotMinimize("the program does not parse")
         self._cache: dict[str, bool] = {}
+        self.history: list[str] = []  # every program that was current, the original first
         if not self._judge([canonical])[0]:
             raise CouldNotMinimize(
                 "the oracle rejects the program after `ast.unparse`; nothing can be minimized"
@@ -174,6 +175,7 @@ class ReductionProblem:
         return verdicts
 
     def _set_current(self, text: str) -> None:
+        self.history.append(text)
         self.source = text
         self.tree = parse(text)
         self.size: Size = size_key(text, self.tree)
