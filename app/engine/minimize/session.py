@@ -108,27 +108,37 @@ STEADY_RUNS = 2  # oracle verdicts (each confirmed: two runs) the result must ge
 
 
 def steady(result: MinimizeResult, oracle: Callable[[list[str]], list[bool]]) -> MinimizeResult:
-    """The result, or the latest program before it that fails as expected `STEADY_RUNS` more
-    times in a row.
+    """The result, or the latest accepted program before it that fails as expected
+    `STEADY_RUNS` more times in a row.
 
     A candidate is accepted on two runs; one that fails as expected on some random draws only
     (`rsqrt(x.pow(1).mean())`, NaN when the mean is negative; an overflow that needs |x| > 0.64)
     passes both about a quarter of the time, and every later program inherits it: the result
     then fails its cold re-check about half the time. Judged again here (more draws, no budget
-    cutting a run short), such a result gives way to the last accepted program that holds.
+    cutting a run short), such a result gives way to the latest program that holds, found by
+    bisecting the accepted programs (the flaw, once in, stays in every later one): a few
+    verdicts, not one per step.
     """
     deadline = getattr(oracle, "deadline", None)
     if deadline is not None:
         oracle.deadline = None  # a run cut short by the spent budget would only look unsteady
+
+    def holds(text: str) -> bool:
+        return all(oracle([text])[0] for _ in range(STEADY_RUNS))
+
     try:
-        for place, text in enumerate([result.source, *reversed(result.history[:-1])]):
-            if all(oracle([text])[0] for _ in range(STEADY_RUNS)):
-                if place:
-                    log.warning("the minimized program failed as expected only sometimes: kept the "
-                                "program accepted %d step(s) before it", place)
-                    result = replace(result, source=tidy(text), steadied=place)
-                return result
-        return result  # nothing held (the original itself is flaky): the cold re-check says so
+        earlier = result.history[:-1]  # the accepted programs before the result, the original first
+        if holds(result.source) or not earlier:
+            return result
+        good, bad = -1, len(earlier)  # earlier[good] held (-1: none known), earlier[bad] did not (or the result)
+        while bad - good > 1:
+            middle = (good + bad) // 2
+            good, bad = (middle, bad) if holds(earlier[middle]) else (good, middle)
+        if good < 0:
+            return result  # nothing held (the original itself is flaky): the cold re-check says so
+        log.warning("the minimized program failed as expected only sometimes: kept the program "
+                    "accepted %d step(s) before it", len(earlier) - good)
+        return replace(result, source=tidy(earlier[good]), steadied=len(earlier) - good)
     finally:
         if deadline is not None:
             oracle.deadline = deadline

@@ -48,3 +48,13 @@ def test_a_result_that_fails_as_expected_only_sometimes_gives_way_to_the_last_pr
     # and when nothing holds (the original itself is flaky), the result stays for the cold re-check
     flaky = Draws({s: [False] * STEADY_RUNS for s in STEPS})
     assert steady(_result(), flaky).source == tidy(STEPS[2])
+
+
+def test_the_program_that_holds_is_found_by_bisecting_not_step_by_step():
+    steps = [f"x = {i}\nboom(x)\n" for i in range(40)]  # the flaw came in at step 30 and stayed
+    result = MinimizeResult(original=steps[0], source=tidy(steps[-1]), stats=Stats(), wall_s=0.0, rounds=1,
+                            timed_out=False, history=list(steps))
+    oracle = Draws({s: [False] * 2 * STEADY_RUNS for s in steps[30:]})
+    steadied = steady(result, oracle)
+    assert steadied.source == tidy(steps[29]) and steadied.steadied == 10
+    assert len(set(oracle.asked)) <= 8  # the result, then log2(39) programs
