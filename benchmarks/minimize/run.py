@@ -15,7 +15,9 @@ A case's docstring may name, on a `Keep:` line, the operations that carry its bu
 (`masked_fill, softmax, [index], cast:half`): each is looked up in the bug fingerprint of the
 result's failing check (its operations and data-path steps, `app.engine.minimize.dataflow`),
 or for an exception among what its failing line calls (`app.engine.minimize.sites`). After
-the table: tokens removed, candidates and seconds per pass, summed over the cases.
+the table: tokens removed, candidates, candidates accepted and seconds per pass, summed over the
+cases, with how its warm runs ended (`ok`: the candidate passed; else the exception class; count
+and seconds): a pass whose runs mostly end in one error class wastes them.
 """
 
 from __future__ import annotations
@@ -53,18 +55,21 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
     source = case.read_text()
     hand = (CASES / f"{name}.hand.py").read_text()
     cold, warm, close = sandbox_runners(sys.executable, args.jobs, zygote=zygote_for(source))
+    profile = PassProfile(warm)
     rows: list[dict] = []
     try:
         started = time.monotonic()  # the whole `scrub minimize`: cold original, shrinking, cold re-check
-        outcome = minimize_repro(source, run=warm, cold_run=cold, jobs=args.jobs, timeout_s=60,
-                                 budget_s=args.budget or args.peer_cap / 10, max_candidates=args.max_candidates)
+        outcome = minimize_repro(source, run=profile.run, cold_run=cold, jobs=args.jobs, timeout_s=60,
+                                 budget_s=args.budget or args.peer_cap / 10, max_candidates=args.max_candidates,
+                                 progress=profile.progress)
         wall_s = time.monotonic() - started
         signature = outcome.signature
         result = outcome.result
         keep = _keep(source)
         rows.append(_row(name, "scrubbot", result.source, result.stats.candidates, wall_s,
                          outcome.reproduces, not result.timed_out, _kept(keep, result.source, cold)))
-        rows[-1]["passes"] = {p: [result.gains[p], result.costs[p], round(result.seconds[p], 2)]
+        rows[-1]["passes"] = {p: [result.gains[p], result.costs[p], round(result.seconds[p], 2),
+                                  profile.accepted.get(p, 0), dict(profile.outcomes.get(p, {}))]
                               for p in result.gains if result.costs[p]}
         exception_line = f"{signature.exc_type}: {_first_line(cold(source, 60))}"
         needles = needles_for(exception_line) if signature.kind == "exception" else []
@@ -82,6 +87,51 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
     finally:
         close()
     return rows
+
+
+class PassProfile:
+    """Per pass: candidates accepted, and how the warm runs ended (`ok`, `timeout`, the exception
+    class; a confirmed candidate runs twice) with their count and seconds. With one job runs are
+    attributed exactly."""
+
+    def __init__(self, warm) -> None:
+        self.warm = warm
+        self.pending: list[tuple[str, float]] = []  # outcomes (and seconds) of the runs since the last verdict
+        self.accepted: dict[str, int] = {}
+        self.outcomes: dict[str, dict[str, int]] = {}
+        self._last_accepted = 0
+
+    def progress(self, p) -> None:
+        if p.accepted > self._last_accepted:
+            self.accepted[p.pass_name] = self.accepted.get(p.pass_name, 0) + p.accepted - self._last_accepted
+            self._last_accepted = p.accepted
+        counts = self.outcomes.setdefault(p.pass_name, {})
+        for word, seconds in self.pending:  # the runs behind the verdict just recorded, in this pass
+            runs, total = counts.get(word, (0, 0.0))
+            counts[word] = (runs + 1, round(total + seconds, 3))
+        self.pending.clear()
+
+    def run(self, source: str, timeout_s: float):
+        started = time.monotonic()
+        result = self.warm(source, timeout_s)
+        seconds = time.monotonic() - started
+        if result.timed_out:
+            word = "timeout"
+        elif not result.exit_code and not result.signal:
+            word = "ok"
+        else:
+            text = (result.output.head + result.output.tail).decode("utf-8", "replace")
+            word = _exception_class(text) or f"exit {result.exit_code or result.signal}"
+        self.pending.append((word, seconds))
+        return result
+
+
+def _exception_class(text: str) -> str:
+    tail = text[text.rfind("Traceback (most recent call last):"):].splitlines()
+    for line in tail[1:]:
+        if line and not line.startswith((" ", "\t")):
+            return line.partition(":")[0].strip().rsplit(".", 1)[-1]
+    return ""
 
 
 def _keep(source: str) -> list[str]:
@@ -144,15 +194,19 @@ def print_table(rows: list[dict], cap_s: float) -> None:
             parts += [f"lines/best peer {ours['lines'] / max(best['lines'], 1):.2f}",
                       f"tokens/best peer {ours['tokens'] / max(best['tokens'], 1):.2f} ({best['tool']})"]
         print("  ".join(parts))
-    gains: dict[str, list[float]] = {}
+    gains: dict[str, list] = {}
     for row in rows:
-        for name, (gain, calls, seconds) in row.get("passes", {}).items():
-            total = gains.setdefault(name, [0, 0, 0.0])
-            total[0], total[1], total[2] = total[0] + gain, total[1] + calls, total[2] + seconds
+        for name, (gain, calls, seconds, accepted, outcomes) in row.get("passes", {}).items():
+            total = gains.setdefault(name, [0, 0, 0.0, 0, {}])
+            total[0], total[1], total[2], total[3] = total[0] + gain, total[1] + calls, total[2] + seconds, total[3] + accepted
+            for word, (n, secs) in outcomes.items():
+                runs, spent = total[4].get(word, (0, 0.0))
+                total[4][word] = (runs + n, spent + secs)
     if gains:
-        print("\npass                         tokens removed  candidates  seconds  (all cases)")
-        for name, (gain, calls, seconds) in sorted(gains.items(), key=lambda kv: -kv[1][0]):
-            print(f"{name:28} {gain:>14} {calls:>11} {seconds:>8.1f}")
+        print("\npass                         tokens removed  candidates  accepted  seconds  warm runs by outcome (all cases)")
+        for name, (gain, calls, seconds, accepted, outcomes) in sorted(gains.items(), key=lambda kv: -kv[1][0]):
+            top = ", ".join(f"{w} {n} ({secs:.1f}s)" for w, (n, secs) in sorted(outcomes.items(), key=lambda kv: -kv[1][0])[:4])
+            print(f"{name:28} {gain:>14} {calls:>11} {accepted:>9} {seconds:>8.1f}  {top}")
 
 
 def main() -> None:

@@ -75,6 +75,8 @@ class MinimizeResult:
     gains: dict[str, int] = field(default_factory=dict)  # tokens removed, per pass
     costs: dict[str, int] = field(default_factory=dict)  # oracle calls, per pass
     seconds: dict[str, float] = field(default_factory=dict)  # wall time, per pass
+    history: list[str] = field(default_factory=list)  # every accepted program (canonical), oldest first
+    steadied: int = 0  # steps back to a program that failed as expected every time (`session.steady`)
 
     @property
     def original_lines(self) -> int:
@@ -158,6 +160,7 @@ def minimize(
         gains=gains,
         costs=costs,
         seconds=seconds,
+        history=problem.history,
     )
 
 

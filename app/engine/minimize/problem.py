@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from app.engine.minimize.parsing import parse
 from app.engine.minimize.size import Size, size_key
-from app.engine.minimize.unbound import bound_names, filter_applies, newly_unbound
+from app.engine.minimize.unbound import Known, bound_names, filter_applies
 
 Evaluate = Callable[[Sequence[str]], list[bool]]
 Predicate = Callable[[str], bool]
@@ -60,7 +60,7 @@ class Stats:
     accepted: int = 0  # of those, the ones that became the current program
     cache_hits: int = 0  # candidates answered from the cache (or rejected as not smaller)
     invalid: int = 0  # candidates that did not compile
-    unbound: int = 0  # candidates refused unrun: they read a name they no longer bind (`unbound`)
+    unbound: int = 0  # candidates refused unrun: they read a name (or `self.X`) they no longer bind (`unbound`)
 
 
 @dataclass
@@ -81,6 +81,7 @@ class ReductionProblem:
         if canonical is None:
             raise CouldNotMinimize("the program does not parse")
         self._cache: dict[str, bool] = {}
+        self.history: list[str] = []  # every program that was current, the original first
         if not self._judge([canonical])[0]:
             raise CouldNotMinimize(
                 "the oracle rejects the program after `ast.unparse`; nothing can be minimized"
@@ -114,7 +115,7 @@ class ReductionProblem:
         if text in self._cache or size_key(text) >= self.size:
             self.stats.cache_hits += 1
             return None
-        if self._bound is not None and newly_unbound(self._bound, candidate if isinstance(candidate, ast.Module) else parse(text)):
+        if self._known is not None and self._known.refuses(candidate if isinstance(candidate, ast.Module) else parse(text)):
             self._cache[text] = False  # known: a NameError, not the failure (not an oracle verdict)
             self.stats.unbound += 1
             return None
@@ -174,11 +175,12 @@ class ReductionProblem:
         return verdicts
 
     def _set_current(self, text: str) -> None:
+        self.history.append(text)
         self.source = text
         self.tree = parse(text)
         self.size: Size = size_key(text, self.tree)
         bound = bound_names(self.tree) if getattr(self.evaluate, "runs_python", False) else None
-        self._bound = bound if filter_applies(bound, self.failing_message) else None
+        self._known = Known.of(self.tree, bound) if bound is not None and filter_applies(bound, self.failing_message) else None
         if self.on_progress is not None:
             self.on_progress(self)
 

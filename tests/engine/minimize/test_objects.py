@@ -75,3 +75,24 @@ def test_an_attribute_holding_the_same_named_argument_does_not_clash():
     exec(compile(flat, "flat", "exec"), {})
     renamed = source.replace("model = Attention(dim, heads)", "model = Attention(dim, 2 * heads)")
     assert _candidates(renamed) == []  # `heads` would then hold another value
+
+
+def test_a_called_module_instance_becomes_its_forward_and_its_layers_names():
+    # `model(x)` runs `forward`; `model.value.weight` is the layer's weight: both flatten
+    source = textwrap.dedent("""\
+    import torch
+    class Pool(torch.nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.value = torch.nn.Linear(dim, dim)
+        def forward(self, x):
+            return self.value(x).sum()
+    model = Pool(2)
+    model(torch.ones(2)).backward()
+    assert model.value.weight.grad is not None
+    """)
+    [flat] = _candidates(source)
+    assert "class " not in flat and "model" not in flat
+    assert "forward(torch.ones(2)).backward()" in flat and "value.weight.grad" in flat
+    exec(compile(flat, "flat", "exec"), {})
+    assert _candidates(source.replace("model = Pool(2)", "model = Pool(2)\nprint(model)")) == []

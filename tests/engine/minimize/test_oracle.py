@@ -316,3 +316,24 @@ def test_the_line_a_dynamo_error_names_is_the_innermost_failing_line():
             "torch._dynamo.exc.UserError: Could not guard on data-dependent expression\n\n"
             'from user code:\n   File "/tmp/repro.py", line 4, in f\n    if x.item() > 1.0:\n')
     assert failing_lines(text) == (9, 4)
+
+
+def test_a_run_failing_with_another_exception_is_rejected_without_analysing_its_source(monkeypatch):
+    import app.engine.minimize.oracle as oracle_module
+
+    analysed: list[str] = []
+    real = oracle_module.check_dataflow
+    monkeypatch.setattr(oracle_module, "check_dataflow", lambda source, *a: analysed.append(source) or real(source, *a))
+    expected = _signature(ATTENTION, "37/48 outputs differ")
+    shapes = SimpleNamespace(output=SimpleNamespace(
+        head=b'Traceback (most recent call last):\n  File "/tmp/repro.py", line 3, in <module>\n'
+             b"    q @ k\nRuntimeError: mat1 and mat2 shapes cannot be multiplied\n", tail=b""),
+        exit_code=1, signal=None, timed_out=False)
+
+    def run(probed_source: str, timeout_s: float):  # the candidate runs wrapped by the probe
+        return _run(KEPT, "5/8 outputs differ") if KEPT.splitlines()[-1] in probed_source else shapes
+
+    oracle = oracle_module.SignatureOracle(run, expected, timeout_s=5)
+    analysed.clear()
+    assert oracle(["q = 1\nq @ k\n"]) == [False] and analysed == []  # another class: no fingerprint computed
+    assert oracle([KEPT]) == [True] and analysed == [KEPT]  # the same class and message: analysed, kept

@@ -490,3 +490,13 @@ def test_a_list_built_then_unpacked_into_one_call_collapses():
     src = "layers = []\nlayers += [nn.Linear(1, torch.tensor([1]))]\nloss = nn.Sequential(*layers)(x)\n"
     result = shrink(src, has("nn.Linear(1, ", ")(x)"), [merge_reassignments, inline_variables, replace_with_subexpression])
     assert result == canon("loss = nn.Linear(1, 1)(x)"), result
+
+
+def test_replace_with_subexpression_never_offers_a_module_for_a_value():
+    src = "import torch\nimport torch.nn as nn\ny = nn.functional.relu(torch.ones(1)) * math.pi\n"
+    tree = ast.parse(src)
+    index = NodeIndex(tree)
+    offered = [ast.unparse(apply_edits(tree, edits, index)).splitlines()[-1]
+               for edits in replace_with_subexpression(tree, index)]
+    assert not {"y = nn.functional.relu(torch) * math.pi", "y = nn.functional * math.pi"} & set(offered)
+    assert {"y = nn.functional.relu(torch.ones(1))", "y = torch.ones(1) * math.pi", "y = math.pi"} <= set(offered)

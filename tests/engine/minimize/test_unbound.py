@@ -6,7 +6,16 @@ import ast
 
 from app.engine.minimize import ReductionProblem, minimize
 from app.engine.minimize.passes import delete_statements
-from app.engine.minimize.unbound import bound_names, filter_applies, newly_unbound
+from app.engine.minimize.unbound import (
+    assigned_attributes,
+    bound_names,
+    filter_applies,
+    newly_unassigned,
+    newly_unbound,
+    newly_unresolved,
+    scan,
+    unresolved_names,
+)
 
 PROGRAM = """\
 import re
@@ -115,3 +124,59 @@ def test_ddmin_asks_fewer_candidates_for_the_same_result():
     assert result.source == baseline.source
     assert result.stats.unbound > 0
     assert result.stats.candidates == baseline.stats.candidates - result.stats.unbound
+
+
+def test_unresolved_names_follow_python_scopes():
+    source = ("import torch\ndef check(dim, b):\n    xs = [i for i in range(dim)]\n    return lambda q: q + b + xs[0]\n"
+              "class A:\n    def f(self):\n        global G\n        G = 2\n        return self\n"
+              "print(G, len([]), __name__)\ntry:\n    pass\nexcept Exception as e:\n    print(e)\n"
+              "results = check(dim, other)\n")
+    assert unresolved_names(ast.parse(source)) == {"dim", "other"}  # `dim`: only check's parameter
+    assert unresolved_names(ast.parse("exec('dim = 1')\nprint(dim)\n")) is None  # dynamic: unknown
+    assert newly_unresolved(frozenset({"other"}), scan(ast.parse("print(other)\n"))) == set()  # already so
+
+
+def test_the_gate_refuses_a_read_that_only_another_scope_binds():
+    # ddmin deletes the loop that bound `dim` at module level; `def check(dim)` still has a
+    # parameter of that name, so the scope-blind check lets it through: a NameError, run for nothing
+    head = "table = len\ndef check(dim):\n    return [dim]\n"
+    program = head + "for dim in [1, 2]:\n    table(check(dim))\n"
+    oracle = RunsPython()
+    problem = ReductionProblem(program, oracle)
+    asked = len(oracle.asked)
+    assert problem.fresh(head + "table(check(dim))\n") is None
+    assert problem.fresh(head + "dim = 1\ntable(check(dim))\n") is not None
+    assert len(oracle.asked) == asked and problem.stats.unbound == 1
+
+
+LAYER = """\
+class Pool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.value = nn.Linear(2, 2)
+        self.key = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.key(x) + self.value(x)
+class Head(nn.Linear):
+    def forward(self, x):
+        return x @ self.weight
+"""
+
+
+def unassigned(current, source: str) -> set[str]:
+    tree = ast.parse(source)
+    return newly_unassigned(current, scan(tree), bound_names(tree))
+
+
+def test_a_self_attribute_read_after_its_assignment_went_is_known_to_fail():
+    current = assigned_attributes(ast.parse(LAYER))
+    assert ("Pool", "value") in current and ("Head", "weight") not in current
+    assert unassigned(current, LAYER.replace("        self.value = nn.Linear(2, 2)\n", "")) == {"value"}
+    # still settable: another `obj.value = ...`, a method or class attribute of that name, a string
+    for kept in ("Pool.value = 1\n", "def value():\n    pass\n", "register('value')\n"):
+        candidate = LAYER.replace("        self.value = nn.Linear(2, 2)\n", "") + kept
+        assert unassigned(current, candidate) == set(), kept
+    # a library base's attribute read by a subclass that never set it is not in question
+    assert unassigned(current, LAYER.replace("self.key = nn.Linear(2, 2)", "pass")) == {"key"}
+    assert unassigned(current, LAYER.replace("x @ self.weight", "x @ self.weight.T")) == set()
+    assert not filter_applies(set(), "'Pool' object has no attribute 'value'")

@@ -45,6 +45,7 @@ from app.engine.minimize.passes.modules import (
     drop_elements,
     drop_submodules,
 )
+from app.engine.minimize.passes.narrowing import fold_lengths, narrow_named_loops
 from app.engine.minimize.passes.objects import instances_to_names
 from app.engine.minimize.passes.setup import (
     inline_argparse_defaults,
@@ -70,6 +71,7 @@ PASSES: tuple[Pass, ...] = (
     simple_failing_inputs,  # (literal inputs on the failing line first: then the line may stand alone)
     hoist_failing_statement,
     slice_failing_statement,
+    narrow_named_loops,  # (the one parameter the message names, not a loop over all)
     # 8 (early: one or two candidates, and every later candidate that stops failing then runs
     # on `eager` instead of compiling with Inductor, the slowest thing a candidate can do)
     simpler_backends,
@@ -103,6 +105,7 @@ PASSES: tuple[Pass, ...] = (
     # 6. computation: a message computed from names -> what it printed
     fold_messages,
     # 6. computation
+    fold_lengths,
     simple_loop_inputs,
     drop_keyword_args,
     drop_unused_parameters,
@@ -119,7 +122,8 @@ PASSES: tuple[Pass, ...] = (
 # The big cuts: each candidate removes a statement, a definition, a layer or a wrapper. The
 # driver runs them alone for a round before the fine passes (one candidate per expression) join.
 COARSE_PASSES: frozenset[Pass] = frozenset({
-    cut_after_failure, simple_failing_inputs, hoist_failing_statement, slice_failing_statement, simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
+    cut_after_failure, simple_failing_inputs, hoist_failing_statement, slice_failing_statement, narrow_named_loops,
+    simpler_backends, remove_unused_imports, remove_setup, inline_argparse_defaults,
     drop_definitions, drop_submodules, bypass_layers, classes_to_functions, instances_to_names, delete_statements, unwrap_main_guard,
     drop_decorators, inline_functions, inline_expressions, inline_factories, merge_reassignments,
     calls_to_decorators,
@@ -140,6 +144,7 @@ __all__ = [
     "drop_keyword_args",
     "drop_submodules",
     "drop_unused_parameters",
+    "fold_lengths",
     "fold_messages",
     "hoist_failing_statement",
     "inline_argparse_defaults",
@@ -149,6 +154,7 @@ __all__ = [
     "inline_variables",
     "instances_to_names",
     "merge_reassignments",
+    "narrow_named_loops",
     "remove_device_dtype",
     "remove_setup",
     "remove_unused_imports",

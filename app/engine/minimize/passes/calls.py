@@ -72,14 +72,39 @@ def _drop_parameters(index: NodeIndex, definition: ast.FunctionDef, skip: int, d
 def replace_with_subexpression(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
     """Replace an expression by one of its parts: `f(a, b)` -> `a`, `x.m(y)` -> `x`, `a + b` -> `a`.
 
-    Larger expressions first, since replacing them removes the most.
+    Larger expressions first, since replacing them removes the most. A part that names an
+    imported module or what an import bound (`torch` of `torch.ones(1)`, `nn.functional` of
+    `nn.functional.mse_loss(...)`) is never offered: a namespace in place of a value is a
+    `TypeError` ('module' object is not callable), one sandboxed run wasted per call.
     """
     sizes = subtree_sizes(index)
-    expressions = [n for n in index.nodes if isinstance(n, ast.expr) and _parts(n)]
+    imported = _imported_names(index)
+    parts = {id(n): [p for p in _parts(n) if not _in_namespace(p, imported, index)]
+             for n in index.nodes if isinstance(n, ast.expr)}
+    expressions = [n for n in index.nodes if isinstance(n, ast.expr) and parts[id(n)]]
     expressions.sort(key=lambda n: -sizes[id(n)])
     for node in expressions:
-        for part in _parts(node):
+        for part in parts[id(node)]:
             yield [Edit(index.number(node), part)]
+
+
+def _imported_names(index: NodeIndex) -> set[str]:
+    """Names only `import` statements bind (never assigned): modules, or what was imported."""
+    names = {alias.asname or alias.name.split(".")[0] for node in index.nodes
+             if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    return {name for name in names if not index.stores(name)}
+
+
+def _in_namespace(part: ast.expr, imported: set[str], index: NodeIndex) -> bool:
+    """`torch` (a name an import bound), or `nn.functional` read as a namespace (the receiver
+    of `.mse_loss`): attributes off an imported name where an attribute is read off them."""
+    root = part
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not (isinstance(root, ast.Name) and root.id in imported):
+        return False
+    parent = index.parent(part)
+    return part is root or (isinstance(parent, ast.Attribute) and parent.value is part)
 
 
 def subtree_sizes(index: NodeIndex) -> dict[int, int]:

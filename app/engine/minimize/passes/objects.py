@@ -19,13 +19,15 @@ A parity script often wraps its two computations in one class (`model.manual(x)`
 `self.X` and `model.X` become `X`; the methods, now functions used once, are inlined by the
 other passes. Only when it is plainly safe: a module-level class with methods only, `self`
 read only as `self.X`, constructed once as `name = Class(...)` at module level, that name used
-only as `name.X`, and no clash between the new names and the program's own.
+only as `name.X` or called (`name(x)` -> `forward(x)`, the method a call runs), and no clash
+between the new names and the program's own.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+from collections import Counter
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
@@ -39,6 +41,7 @@ from app.engine.minimize.passes.modules import (
 
 def instances_to_names(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
     """A class instantiated once as `obj = C(...)`: its attributes and methods become names."""
+    everywhere: Counter[str] | None = None
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef) or cls.decorator_list:
             continue
@@ -48,21 +51,39 @@ def instances_to_names(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit
             continue
         statement, call, name = construction
         uses = index.uses(name)
-        if not all(_attribute_read(use, index) for use in uses):
+        called = _called_method(methods)
+        calls = [use for use in uses if called and _called(use, index)]  # `obj(x)` -> `forward(x)`
+        reads = [use for use in uses if use not in calls]
+        if not all(_attribute_read(use, index) for use in reads):
             continue
-        attributes = {index.parent(use).attr for use in uses}
+        attributes = {index.parent(use).attr for use in reads}
         init_names = _init_attributes(methods.get("__init__")) | _init_parameters(methods.get("__init__"), call)
         new_names = set(methods) - {"__init__"} | init_names
         clashing = new_names - _same_values(methods.get("__init__"), call)
-        if not attributes <= new_names or _clashes(tree, cls, clashing, name) or _shadowed(methods, new_names):
+        everywhere = _names(tree) if everywhere is None else everywhere
+        if not attributes <= new_names or _clashes(everywhere, cls, clashing, name) or _shadowed(methods, new_names):
             continue
         spliced = _flattened(methods, call)
         if spliced is None:
             continue
         edits = [Edit(index.number(cls)), Edit(index.number(statement), spliced)]
         edits += [Edit(index.number(index.parent(use)), ast.Name(index.parent(use).attr, ast.Load()))
-                  for use in uses]
+                  for use in reads]
+        edits += [Edit(index.number(use), ast.Name(called, ast.Load())) for use in calls]  # type: ignore[arg-type]
         yield edits
+
+
+def _called_method(methods: dict[str, ast.FunctionDef] | None) -> str | None:
+    """What `obj(x)` runs: its own `__call__`, else `forward` (what `nn.Module.__call__` runs)."""
+    for name in ("__call__", "forward"):
+        if methods and name in methods:
+            return name
+    return None
+
+
+def _called(use: ast.Name, index: NodeIndex) -> bool:
+    parent = index.parent(use)
+    return isinstance(parent, ast.Call) and parent.func is use
 
 
 def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef] | None:
@@ -141,19 +162,24 @@ def _init_attributes(init: ast.FunctionDef | None) -> set[str]:
     return attributes | {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _clashes(tree: ast.Module, cls: ast.ClassDef, new_names: set[str], instance: str) -> bool:
-    """Does any name the program binds or reads outside the class collide with a new one?"""
-    inside = {id(node) for node in ast.walk(cls)}
+def _clashes(everywhere: Counter[str], cls: ast.ClassDef, new_names: set[str], instance: str) -> bool:
+    """Does any name the program binds or reads outside the class collide with a new one?
+    (`everywhere`: `_names` of the whole program, counted once per pass: linear work.)"""
+    inside = _names(cls)
+    return any(everywhere[name] > inside[name] for name in new_names - {instance})
+
+
+def _names(tree: ast.AST) -> Counter[str]:
+    """Names read or bound (`Name`s, definitions, parameters) in `tree`, with their counts."""
+    found: Counter[str] = Counter()
     for node in ast.walk(tree):
-        if id(node) in inside:
-            continue
-        if isinstance(node, ast.Name) and node.id in new_names and node.id != instance:
-            return True
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in new_names:
-            return True
-        if isinstance(node, ast.arg) and node.arg in new_names:
-            return True
-    return False
+        if isinstance(node, ast.Name):
+            found[node.id] += 1
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found[node.name] += 1
+        elif isinstance(node, ast.arg):
+            found[node.arg] += 1
+    return found
 
 
 def _flattened(methods: dict[str, ast.FunctionDef], call: ast.Call) -> list[ast.stmt] | None:
