@@ -207,8 +207,10 @@ def _unbacked_caveat(phase: str, error: str, output: str) -> str:
     #164875, a TorchFuzz program broadcasting `u0` against `s67`) was closed as expected
     behaviour that the program causes (the fix is a `torch._check` in the program, or another
     program from the fuzzer), not as a compiler bug; a maintainer decides."""
-    found = _UNBACKED.search(error) or (phase == "compiled" and _UNBACKED.search(output))
-    if phase != "compiled" or not found:
+    if phase != "compiled":
+        return ""
+    found = _UNBACKED.search(error) or _UNBACKED.search(output)
+    if not found:
         return ""
     return (f"; caveat: it involves an unbacked (data-dependent) size ({found.group(0).strip('()')}): PyTorch has "
             "closed such compiled-only errors as expected behaviour of tracing (the program should say "

@@ -102,8 +102,10 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
     # A CPU run hides every GPU (an empty CUDA_VISIBLE_DEVICES). A GPU run sees what the worker
     # was given: its CUDA_VISIBLE_DEVICES when set, else no variable at all, since an empty
     # value would hide every GPU ("No CUDA GPUs are available", seen on the first GPU host).
-    if not spec.gpu or "CUDA_VISIBLE_DEVICES" in os.environ:
-        env["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "") if spec.gpu else ""
+    if not spec.gpu:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    elif "CUDA_VISIBLE_DEVICES" in os.environ:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
     if spec.gpu and (driver_dirs := driver_library_dirs()):
         env["LD_LIBRARY_PATH"] = ":".join(driver_dirs)  # the worker's, not the repro's (those are refused)
     if spec.threads is not None:
@@ -149,9 +151,12 @@ def _deepest_closed(path: str) -> str | None:
     return None
 
 
+_SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # bound, or linked as the host links them
+
+
 def _system_binds() -> list[str]:
     args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+    for top in _SYSTEM_DIRS:
         if os.path.islink(top):
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
@@ -172,8 +177,8 @@ def _gpu_binds() -> list[str]:
     for path in GPU_SYS_PATHS:
         if os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    for path in driver_library_dirs():  # under /usr it is bound already; elsewhere bind it
-        if not path.startswith(("/usr/", "/lib", "/etc/")):
+    for path in driver_library_dirs():  # in a system directory it is visible already; elsewhere bind it
+        if not any(path == top or path.startswith(top + "/") for top in ("/usr", "/etc", *_SYSTEM_DIRS)):
             args += ["--ro-bind", path, path]
     return args
 

@@ -142,7 +142,8 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
     reported = issues.reported_error(chosen_post.get("body"), *words, title=issue.get("title"))
     stated = stated_values("\n".join(words), title=issue.get("title") or "")
     expected = loose.expected_exception(issue.get("body"))
-    if reported and reported.kind == "exception" and loose.asks_for_error(issue.get("title")):
+    asks_for_error = loose.asks_for_error(issue.get("title"))
+    if reported and reported.kind == "exception" and asks_for_error:
         # "... instead of raising": the error quoted is the one asked for, so raising it is no reproduction
         expected, reported = reported.exception or expected, None
     summary = (f"repro by {chosen.author} ({chosen.where}, line {chosen.line}, {chosen.lines} lines) of "
@@ -150,7 +151,7 @@ def select(ctx: RunContext, state: IssueState) -> StageResult:
                else "no repro" + (" (only images)" if images else ""))
     if reported:
         summary += f"; reported: {reported.expect}"
-    elif expected and loose.asks_for_error(issue.get("title")):
+    elif expected and asks_for_error:
         summary += f"; asks for a {expected} (the title says it is missing)"
     if stated:
         summary += f"; prints {stated.actual!r}, expected {stated.expected!r}"

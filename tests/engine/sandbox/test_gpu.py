@@ -82,3 +82,12 @@ def test_a_gpu_run_sees_the_workers_gpus_and_a_cpu_run_sees_none(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
     assert sandbox_env(SandboxSpec(gpu=True))["CUDA_VISIBLE_DEVICES"] == "1,3"
     assert sandbox_env(SandboxSpec())["CUDA_VISIBLE_DEVICES"] == ""
+
+
+def test_a_driver_directory_is_bound_unless_a_system_directory_already_shows_it(monkeypatch):
+    monkeypatch.setattr("app.engine.sandbox.policy.driver_library_dirs",
+                        lambda: ("/usr/local/nvidia/lib64", "/lib64/nvidia", "/libcuda-drivers", "/opt/nvidia/lib"))
+    argv = bwrap_launch(SandboxSpec(gpu=True), None, {"r.py": b""}, ["python", "r.py"], 10).argv
+    bound = {argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"}
+    assert {"/libcuda-drivers", "/opt/nvidia/lib"} <= bound  # not under /lib: its own bind
+    assert not {"/usr/local/nvidia/lib64", "/lib64/nvidia"} & bound
