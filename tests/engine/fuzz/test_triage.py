@@ -80,6 +80,8 @@ def test_a_missing_device_is_no_bug_and_only_the_workers_devices_run():
 
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "torchfuzz" / "seed_9_default.py"
+# The benchmark input (benchmarks/torchfuzz_real/README.md says where its text comes from).
+ISSUE_164875 = Path(__file__).resolve().parents[3] / "benchmarks" / "torchfuzz_real" / "programs" / "164875.py"
 
 
 def _lines(program: str, text: str) -> int:
@@ -125,7 +127,7 @@ def test_a_compiled_failure_on_an_unbacked_size_is_a_torch_bug_with_the_caveat_p
     """pytorch/pytorch#164875's program (output: torch 2.13.0+cpu): eager runs, Dynamo cannot
     broadcast an unbacked size (u0) against s67. PyTorch closed the issue as expected behaviour
     caused by the fuzzer; the triage says so next to its verdict instead of a bare "torch bug"."""
-    program = (REAL.parent / "issue_164875.py").read_text()
+    program = ISSUE_164875.read_text()
     outer = _lines(program, "result_compiled =")
     output = ("✅ eager success\nTraceback (most recent call last):\n"
               f'  File "/tmp/work/repro.py", line {outer}, in <module>\n    result_compiled = compiled_program(*args)\n'
