@@ -75,14 +75,23 @@ class FailureSignature:
     site_ops: frozenset[str] = frozenset()  # what the program's failing line calls (not at a check)
     finite: tuple[str, ...] | None = None  # per operand of the failing check: `probe`'s words
 
-    def matches(self, other: FailureSignature | None) -> bool:
-        """Does `other` (a candidate's failure) reproduce this one?"""
+    def may_match(self, other: FailureSignature | None) -> bool:
+        """The part of `matches` that needs no analysis of the candidate's source: the same kind,
+        and for an exception the same class and message (a run failing otherwise is rejected
+        whatever its fingerprint, so the fingerprint need not be computed)."""
         if other is None or other.kind != self.kind:
             return False
+        if self.kind != "exception":
+            return True
+        same_message = self.message in other.message if self.partial else other.message == self.message
+        return other.exc_type == self.exc_type and same_message
+
+    def matches(self, other: FailureSignature | None) -> bool:
+        """Does `other` (a candidate's failure) reproduce this one?"""
+        if other is None or not self.may_match(other):
+            return False
         if self.kind == "exception":
-            same_message = self.message in other.message if self.partial else other.message == self.message
-            return (other.exc_type == self.exc_type and same_message and self.site <= other.site
-                    and self.fails_at_the_same_operation(other) and self.keeps_the_bug(other))
+            return self.site <= other.site and self.fails_at_the_same_operation(other) and self.keeps_the_bug(other)
         return self.kind == "timeout" or other.code == self.code
 
     def fails_at_the_same_operation(self, other: FailureSignature) -> bool:
@@ -280,7 +289,7 @@ class SignatureOracle:
         result = self.run(probed(source), self.candidate_timeout_s())
         elapsed = self.clock() - started
         signature = signature_of(result)  # cheap: the class and message, no analysis of the source
-        if self._may_match(signature):  # only then the fingerprint (dataflow, sites): most runs fail otherwise
+        if self.expected.may_match(signature):  # only then the fingerprint (dataflow, sites): most runs fail otherwise
             signature = signature_of(result, source)
         if self.expected.matches(signature):
             text = (result.output.head + result.output.tail).decode("utf-8", "replace")
@@ -289,18 +298,6 @@ class SignatureOracle:
             self._messages[source] = parsed.message if parsed is not None else ""
             self._latest = elapsed
         return signature
-
-    def _may_match(self, signature: FailureSignature | None) -> bool:
-        """What `FailureSignature.matches` checks first, read without the source: the same kind,
-        and for an exception the same class and message. A run failing otherwise is rejected
-        whatever its fingerprint."""
-        expected = self.expected
-        if signature is None or signature.kind != expected.kind:
-            return False
-        if expected.kind != "exception":
-            return True
-        same_message = expected.message in signature.message if expected.partial else signature.message == expected.message
-        return signature.exc_type == expected.exc_type and same_message
 
     def failure_lines(self, source: str) -> tuple[int, ...]:
         """Where an interesting `source` failed: its own frames' lines, outermost first."""
