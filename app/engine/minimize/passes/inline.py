@@ -81,7 +81,7 @@ def inline_expressions(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit
         if any(node is call for node in ast.walk(definition)):
             continue  # recursive
         if bindings is not None:
-            expression = _Substitute(bindings).visit(copy.deepcopy(returned))
+            expression = Substitute(bindings).visit(copy.deepcopy(returned))
             yield [Edit(index.number(definition)), Edit(index.number(call), expression)]
 
 
@@ -128,8 +128,9 @@ def _arguments(definition: ast.FunctionDef, call: ast.Call) -> dict[str, ast.exp
     return bound
 
 
-class _Substitute(ast.NodeTransformer):
-    """Read parameters -> (copies of) their argument expressions."""
+class Substitute(ast.NodeTransformer):
+    """Read names -> (copies of) the expressions they stand for (a parameter's argument, a
+    loop variable's item)."""
 
     def __init__(self, bindings: dict[str, ast.expr]) -> None:
         self.bindings = bindings

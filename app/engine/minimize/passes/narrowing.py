@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
+from app.engine.minimize.passes.inline import Substitute
 
 # Methods yielding (dotted name, item) pairs of a module: the name is the item's path on it.
 NAMED_ITEMS = frozenset({"named_parameters", "named_buffers", "named_modules", "named_children"})
@@ -44,7 +45,7 @@ def narrow_named_loops(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit
             continue
         for path in paths:
             item = _item_at(owner, path)
-            body = [_Substitute({names[0]: ast.Constant(path), names[1]: item}).visit(copy.deepcopy(s))
+            body = [Substitute({names[0]: ast.Constant(path), names[1]: item}).visit(copy.deepcopy(s))
                     for s in loop.body]
             yield [Edit(index.number(loop), body)]
 
@@ -115,13 +116,3 @@ def _item_at(owner: ast.expr, path: str) -> ast.expr:
         else:
             node = ast.Attribute(node, part, ast.Load())
     return node
-
-
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, values: dict[str, ast.expr]) -> None:
-        self.values = values
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in self.values and isinstance(node.ctx, ast.Load):
-            return copy.deepcopy(self.values[node.id])
-        return node
