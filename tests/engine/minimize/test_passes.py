@@ -429,6 +429,33 @@ def test_the_failing_statement_alone_is_tried_first():
         "import torch\nimport os\ntorch.ones(2) + torch.ones(4)")
 
 
+def test_a_failing_statement_inside_a_compiled_program_is_also_hoisted_into_a_compiled_function():
+    # a graph break happens only while Dynamo traces: hoisted to module level the line just runs
+    src = ("import torch\nimport os\nclass Block(torch.nn.Module):\n    def forward(self, h):\n"
+           "        if torch.ones(1).item() > 100.0:\n            h = h.clamp(0, 1)\n        return h\n"
+           "model = torch.compile(Block(), fullgraph=True, dynamic=False)\nmodel(torch.ones(2))\n")
+    tree = ast.parse(src)
+    index = NodeIndex(tree, failing_lines=(9, 5))
+    plain, compiled, *outer = (ast.unparse(apply_edits(tree, g, index)) for g in hoist_failing_statement(tree, index))
+    assert plain == canon("import torch\nimport os\nif torch.ones(1).item() > 100.0:\n    pass")
+    assert compiled == canon("import torch\nimport os\n@torch.compile(fullgraph=True, dynamic=False)\ndef f():\n"
+                             "    if torch.ones(1).item() > 100.0:\n        pass\nf()")
+    assert outer == [canon("import torch\nimport os\nmodel(torch.ones(2))")]  # module level: not compiled
+
+
+def test_no_compiled_hoist_without_a_compile_nor_for_a_module_level_statement():
+    eager = "import torch\ndef g(x):\n    return x.item()\ng(torch.ones(2))\n"
+    tree = ast.parse(eager)
+    index = NodeIndex(tree, failing_lines=(4, 3))
+    assert [ast.unparse(apply_edits(tree, g, index)) for g in hoist_failing_statement(tree, index)] == [
+        canon("import torch\nx.item()"), canon("import torch\ng(torch.ones(2))")]
+    module_level = "import torch\nx = torch.compile(lambda t: t)(torch.ones(1))\nx.item(1)\n"
+    tree = ast.parse(module_level)
+    index = NodeIndex(tree, failing_lines=(3,))
+    assert [ast.unparse(apply_edits(tree, g, index)) for g in hoist_failing_statement(tree, index)] == [
+        canon("import torch\nx.item(1)")]
+
+
 def test_a_module_level_failing_statement_keeps_its_backward_slice():
     src = ("import torch\nlayers = []\nunused = torch.ones(5)\nlayers.append(torch.nn.Linear(1, 1))\n"
            "width = 8\nmodel = torch.nn.Sequential(*layers)\nmodel(torch.ones(1, dtype=torch.float64))\nprint(width)\n")

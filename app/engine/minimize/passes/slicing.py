@@ -6,6 +6,10 @@ around it. Two candidates per failing line (innermost frame first):
 - `hoist_failing_statement`: the imports and that statement alone, at module level (`return e`
   becomes `e`; a compound statement keeps its header: `if x.item() > 1:` with `pass`). Once the
   inputs on the line are literal tensors (`simple_failing_inputs`), this is the whole repro;
+  When the program compiles (`torch.compile`) and the statement runs inside a function, a
+  second candidate keeps it compiled: the statement in a function decorated with the
+  program's own `torch.compile(...)` keywords, called once (a graph break or a Dynamo error
+  happens only while tracing: at module level the statement just runs);
 - `slice_failing_statement`: for a statement at module level, the statements before it that
   (transitively) bind or touch the names it reads, in order, and nothing after it: the
   backward slice (C-Reduce reaches it statement by statement; this is one candidate).
@@ -19,11 +23,13 @@ import ast
 from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
+from app.engine.minimize.passes._ast import dotted
 
 
 def hoist_failing_statement(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
     """The imports plus the failing statement alone, for each failing line, innermost first."""
     imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    compiler = _compile_decorator(tree)
     seen: set[int] = set()
     for line in reversed(index.failing_lines):
         statement = _statement_at(tree, line)
@@ -33,6 +39,8 @@ def hoist_failing_statement(tree: ast.Module, index: NodeIndex) -> Iterator[list
         hoisted = _as_top_level(statement)
         if hoisted is not None:
             yield [Edit(0, ast.Module([*imports, hoisted], []))]
+        if compiler is not None and _inside_function(index, statement) and not isinstance(statement, _NOT_A_BODY):
+            yield [Edit(0, ast.Module([*imports, *_compiled(statement, compiler, imports)], []))]
 
 
 def slice_failing_statement(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
@@ -51,6 +59,9 @@ def slice_failing_statement(tree: ast.Module, index: NodeIndex) -> Iterator[list
                 needed |= _reads(earlier)
         if len(kept) < len(tree.body):
             yield [Edit(0, ast.Module(list(reversed(kept)), []))]
+
+
+_NOT_A_BODY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
 
 
 def _statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
@@ -72,6 +83,38 @@ def _as_top_level(statement: ast.stmt) -> ast.stmt | None:
                               ast.Nonlocal)):
         return None
     return statement
+
+
+def _compile_decorator(tree: ast.Module) -> ast.expr | None:
+    """`torch.compile(<the program's first compile's keywords>)`, or None if it does not compile."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and dotted(node.func) == "torch.compile":
+            return ast.Call(node.func, [], node.keywords)
+        if isinstance(node, ast.Attribute) and dotted(node) == "torch.compile":
+            return node  # a bare `@torch.compile` (or `torch.compile` passed around)
+    return None
+
+
+def _inside_function(index: NodeIndex, statement: ast.stmt) -> bool:
+    node = index.parent(statement)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        node = index.parent(node)
+    return node is not None
+
+
+def _compiled(statement: ast.stmt, compiler: ast.expr, imports: list[ast.stmt]) -> list[ast.stmt]:
+    """`@compiler def f(): <statement>` then `f()`; a compound `if`/`while` keeps its header only."""
+    taken = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)} | _binds_all(imports)
+    name = next(n for n in ("f", "fn", "compiled", "_scrub_compiled_fn") if n not in taken)
+    body = type(statement)(statement.test, [ast.Pass()], []) if isinstance(statement, (ast.If, ast.While)) \
+        else statement
+    function = ast.FunctionDef(name=name, args=ast.arguments([], [], None, [], [], None, []), body=[body],
+                               decorator_list=[compiler], returns=None, type_comment=None, type_params=[])
+    return [function, ast.Expr(ast.Call(ast.Name(name, ast.Load()), [], []))]
+
+
+def _binds_all(statements: list[ast.stmt]) -> set[str]:
+    return set().union(*(_binds(s) for s in statements)) if statements else set()
 
 
 def _reads(statement: ast.AST) -> set[str]:
