@@ -8,7 +8,8 @@ budget = a tenth of the peers' cap unless given), then each peer capped at `--pe
 and re-checks every result COLD in the sandbox against the original's failure signature.
 Prints a table (non-import lines, tokens, candidates, wall time (Scrubbot's: the whole
 `scrub minimize`, cold runs of the original and of the result included), still reproduces, and
-which of the case's `Keep:` operations survived) and the ratios against the best peer and the
+which of the case's `Keep:` operations survived, and "back": accepted programs dropped as failing as
+expected only sometimes, after rounds + at the end, `steadiness`) and the ratios against the best peer and the
 hand-written minimum; `--json-out` saves the raw rows.
 
 A case's docstring may name, on a `Keep:` line, the operations that carry its bug
@@ -68,6 +69,7 @@ def run_case(name: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
         keep = _keep(source)
         rows.append(_row(name, "scrubbot", result.source, result.stats.candidates, wall_s,
                          outcome.reproduces, not result.timed_out, _kept(keep, result.source, cold)))
+        rows[-1]["back"] = f"{result.stepped_back}+{result.steadied}"  # dropped after rounds + at the end
         rows[-1]["passes"] = {p: [result.gains[p], result.costs[p], round(result.seconds[p], 2),
                                   profile.accepted.get(p, 0), dict(profile.outcomes.get(p, {}))]
                               for p in result.gains if result.costs[p]}
@@ -174,13 +176,13 @@ def _row(case: str, tool: str, text: str, candidates: int, wall_s: float, reprod
 
 def print_table(rows: list[dict], cap_s: float) -> None:
     header = (f"{'case':26} {'tool':18} {'lines':>5} {'tokens':>6} {'cands':>6} {'wall s':>7} {'repro':>5} "
-              f"{'done':>5}  kept")
+              f"{'done':>5}  kept  back")
     print(header)
     print("-" * len(header))
     for r in rows:
         print(f"{r['case']:26} {r['tool']:18} {r['lines']:>5} {r['tokens']:>6} {r['candidates']:>6} "
               f"{r['wall_s']:>7} {'yes' if r['reproduces'] else 'NO':>5} {'yes' if r['finished'] else 'cap':>5}"
-              f"  {r.get('kept', '-')}")
+              f"  {r.get('kept', '-'):4}  {r.get('back', '-')}")
     print()
     for case in dict.fromkeys(r["case"] for r in rows):
         ours = next(r for r in rows if r["case"] == case and r["tool"] == "scrubbot")

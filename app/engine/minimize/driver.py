@@ -49,6 +49,7 @@ from app.engine.minimize.problem import (
     batch,
 )
 from app.engine.minimize.size import code_lines, size_key, tidy
+from app.engine.minimize.steadiness import Checkpoints, Holds
 
 log = logging.getLogger(__name__)
 TARGET_LINES = 20
@@ -77,6 +78,8 @@ class MinimizeResult:
     seconds: dict[str, float] = field(default_factory=dict)  # wall time, per pass
     history: list[str] = field(default_factory=list)  # every accepted program (canonical), oldest first
     steadied: int = 0  # steps back to a program that failed as expected every time (`session.steady`)
+    stepped_back: int = 0  # accepted programs dropped between rounds, as failing only sometimes (`steadiness`)
+    held: bool = False  # the result itself was checked after a round, and held
 
     @property
     def original_lines(self) -> int:
@@ -99,12 +102,15 @@ def minimize(
     progress: Callable[[Progress], None] | None = None,
     coarse: Collection[Pass] = COARSE_PASSES,
     clock: Callable[[], float] = time.monotonic,
+    holds: Holds | None = None,
 ) -> MinimizeResult:
     """Shrink `source` while `evaluate` keeps saying yes. Raises `CouldNotMinimize` up front.
 
     `coarse` passes (those of `passes` among them) first run alone for `COARSE_ROUNDS` round(s);
     then every pass runs, to the fixpoint rule. `budget_s` is measured on `clock` (a test's
     fake clock); it is checked before every candidate is built, not only before it is run.
+    `holds(text)`, if given, is asked of the current program after each round: one accepted on
+    lucky draws is stepped back from (`steadiness.Checkpoints`).
     """
     started = clock()
     deadline = started + budget_s if budget_s is not None else None
@@ -123,6 +129,7 @@ def minimize(
     seconds = {p.__name__: 0.0 for p in passes}
     order = list(passes)
     rounds = idle_rounds = 0
+    checkpoints = Checkpoints(holds)
 
     def run_round(round_passes: list[Pass]) -> bool:
         before = problem.size
@@ -136,7 +143,8 @@ def minimize(
             if problem.out_of_budget:
                 break
         order.sort(key=lambda p: -yield_rate(gains[p.__name__], costs[p.__name__]))  # stable
-        return problem.size != before
+        progressed = problem.size != before
+        return (not problem.out_of_budget and checkpoints.after_round(problem)) or progressed
 
     try:
         # Big cuts first: the coarse passes alone, so the fine ones sweep a small program.
@@ -161,6 +169,8 @@ def minimize(
         costs=costs,
         seconds=seconds,
         history=problem.history,
+        stepped_back=checkpoints.stepped_back,
+        held=checkpoints.held == len(problem.history) - 1 and checkpoints.holds is not None,
     )
 
 

@@ -166,6 +166,16 @@ class ReductionProblem:
             self.stats.accepted += 1
             self._set_current(text)
 
+    def step_back(self, keep: int) -> None:
+        """Make `history[keep]` current again; the programs accepted after it are cached as
+        uninteresting (they failed as expected only sometimes: `steadiness`)."""
+        dropped = self.history[keep + 1:]
+        for text in dropped:
+            self._cache[text] = False
+        kept = self.history[keep]
+        del self.history[keep:]
+        self._set_current(kept)
+
     # -- internals --------------------------------------------------------------------------
 
     def _judge(self, candidates: Sequence[str]) -> list[bool]:

@@ -26,6 +26,7 @@ from app.engine.minimize.oracle import (
 from app.engine.minimize.probe import probed
 from app.engine.minimize.problem import CouldNotMinimize, check_size
 from app.engine.minimize.size import tidy
+from app.engine.minimize.steadiness import latest_holding
 from app.engine.verdict.signature import mask_digits
 
 
@@ -93,10 +94,10 @@ def minimize_repro(
     try:
         try:
             result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), max_candidates=max_candidates,
-                              progress=progress)
+                              progress=progress, holds=holds_for(oracle))
         except CouldNotMinimize:  # once more: a loaded machine can fail a first warm run
             result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), max_candidates=max_candidates,
-                              progress=progress)
+                              progress=progress, holds=holds_for(oracle))
         result = steady(result, oracle)
     finally:
         oracle.close()
@@ -111,34 +112,37 @@ def steady(result: MinimizeResult, oracle: Callable[[list[str]], list[bool]]) ->
     """The result, or the latest accepted program before it that fails as expected
     `STEADY_RUNS` more times in a row.
 
-    A candidate is accepted on two runs; one that fails as expected on some random draws only
-    (`rsqrt(x.pow(1).mean())`, NaN when the mean is negative; an overflow that needs |x| > 0.64)
-    passes both about a quarter of the time, and every later program inherits it: the result
-    then fails its cold re-check about half the time. Judged again here (more draws, no budget
-    cutting a run short), such a result gives way to the latest program that holds, found by
-    bisecting the accepted programs (the flaw, once in, stays in every later one): a few
-    verdicts, not one per step.
+    The driver checks the same after every round (`steadiness`); this is the last check, on
+    the program a budget may have stopped mid-round. A candidate is accepted on two runs; one
+    that fails as expected on some random draws only (`rsqrt(x.pow(1).mean())`, NaN when the
+    mean is negative; an overflow that needs |x| > 0.64) passes both about a quarter of the
+    time, and every later program inherits it. Judged again here, such a result gives way to
+    the latest program that holds, found by bisecting the accepted programs.
     """
-    deadline = getattr(oracle, "deadline", None)
-    if deadline is not None:
-        oracle.deadline = None  # a run cut short by the spent budget would only look unsteady
+    holds = holds_for(oracle)
+    earlier = result.history[:-1]  # the accepted programs before the result, the original first
+    if result.held or holds(result.source) or not earlier:
+        return result
+    good = latest_holding(earlier, holds)
+    if good < 0:
+        return result  # nothing held (the original itself is flaky): the cold re-check says so
+    log.warning("the minimized program failed as expected only sometimes: kept the program "
+                "accepted %d step(s) before it", len(earlier) - good)
+    return replace(result, source=tidy(earlier[good]), steadied=len(earlier) - good)
+
+
+def holds_for(oracle: Callable[[list[str]], list[bool]]) -> Callable[[str], bool]:
+    """`holds(text)`: `STEADY_RUNS` more verdicts, all as expected, with no budget cutting a run
+    short (a run cut short by the spent budget would only look unsteady)."""
 
     def holds(text: str) -> bool:
-        return all(oracle([text])[0] for _ in range(STEADY_RUNS))
-
-    try:
-        earlier = result.history[:-1]  # the accepted programs before the result, the original first
-        if holds(result.source) or not earlier:
-            return result
-        good, bad = -1, len(earlier)  # earlier[good] held (-1: none known), earlier[bad] did not (or the result)
-        while bad - good > 1:
-            middle = (good + bad) // 2
-            good, bad = (middle, bad) if holds(earlier[middle]) else (good, middle)
-        if good < 0:
-            return result  # nothing held (the original itself is flaky): the cold re-check says so
-        log.warning("the minimized program failed as expected only sometimes: kept the program "
-                    "accepted %d step(s) before it", len(earlier) - good)
-        return replace(result, source=tidy(earlier[good]), steadied=len(earlier) - good)
-    finally:
+        deadline = getattr(oracle, "deadline", None)
         if deadline is not None:
-            oracle.deadline = deadline
+            oracle.deadline = None
+        try:
+            return all(oracle([text])[0] for _ in range(STEADY_RUNS))
+        finally:
+            if deadline is not None:
+                oracle.deadline = deadline
+
+    return holds

@@ -338,7 +338,8 @@ def test_the_repro_stage_confirms_every_interesting_candidate():
     outcome = minimize_repro(program, run=warm, cold_run=lambda source, timeout: failing, timeout_s=5)
     assert outcome.reproduces and "raise IndexError" in outcome.result.source
     # the original and the result were accepted: each ran twice (a rejected candidate, once); the
-    # result was then judged STEADY_RUNS more times, two runs each (`session.steady`)
+    # result was then judged STEADY_RUNS more times, two runs each, once (after its round, `steadiness`:
+    # `session.steady` does not ask again about a program that held then)
     from app.engine.minimize.session import STEADY_RUNS
     assert runs.count(program) == 2 and runs.count(outcome.result.source) == 2 + 2 * STEADY_RUNS
     assert runs.count("x = 1\n") == 1
