@@ -79,7 +79,6 @@ class MinimizeResult:
     history: list[str] = field(default_factory=list)  # every accepted program (canonical), oldest first
     steadied: int = 0  # steps back to a program that failed as expected every time (`session.steady`)
     stepped_back: int = 0  # accepted programs dropped between rounds, as failing only sometimes (`steadiness`)
-    held: bool = False  # the result itself was checked after a round, and held
 
     @property
     def original_lines(self) -> int:
@@ -103,6 +102,7 @@ def minimize(
     coarse: Collection[Pass] = COARSE_PASSES,
     clock: Callable[[], float] = time.monotonic,
     holds: Holds | None = None,
+    keep_seed: bool = False,
 ) -> MinimizeResult:
     """Shrink `source` while `evaluate` keeps saying yes. Raises `CouldNotMinimize` up front.
 
@@ -110,7 +110,8 @@ def minimize(
     then every pass runs, to the fixpoint rule. `budget_s` is measured on `clock` (a test's
     fake clock); it is checked before every candidate is built, not only before it is run.
     `holds(text)`, if given, is asked of the current program after each round: one accepted on
-    lucky draws is stepped back from (`steadiness.Checkpoints`).
+    lucky draws is stepped back from (`steadiness.Checkpoints`). With `keep_seed` a seeded
+    program stays seeded (`seeds`).
     """
     started = clock()
     deadline = started + budget_s if budget_s is not None else None
@@ -122,7 +123,7 @@ def minimize(
                               code_lines(problem.source), current_pass[0]))
 
     problem = ReductionProblem(source, evaluate, deadline=deadline, max_candidates=max_candidates,
-                              on_progress=report, clock=clock)
+                              on_progress=report, clock=clock, keep_seed=keep_seed)
     pool = ThreadPoolExecutor(jobs, thread_name_prefix="minimize") if jobs > 1 else None
     gains = {p.__name__: 0 for p in passes}
     costs = {p.__name__: 0 for p in passes}
@@ -170,7 +171,6 @@ def minimize(
         seconds=seconds,
         history=problem.history,
         stepped_back=checkpoints.stepped_back,
-        held=checkpoints.held == len(problem.history) - 1 and checkpoints.holds is not None,
     )
 
 
@@ -194,6 +194,7 @@ def run_pass(problem: ReductionProblem, pass_: Pass, jobs: int, pool: Executor |
     progressed = False
     position = 0
     while not problem.out_of_budget:
+        problem.apply_lessons()
         tree = problem.tree
         index = NodeIndex(tree, problem.failing_lines, problem.failing_message)
         winner_at = _sweep(problem, tree, index, _numbered(pass_(tree, index), position), jobs, pool)
@@ -244,9 +245,13 @@ def _sweep(problem: ReductionProblem, tree: ast.Module, index: NodeIndex,
     verdicts: dict[int, bool] = {}  # by place in `order`
     losers = 0  # order[:losers] are judged and uninteresting; order[losers], if True, is the winner
     exhausted = False
+    taught = 0  # order[:taught]'s rejected runs taught the gate (`arity`)
     while True:
         while (len(order) < losers + jobs and not exhausted
                and problem.may_ask(in_flight=len(order) - len(verdicts))):
+            judged_on_any_timing = max(0, len(order) - jobs + 1)  # candidate k is built once those are losers
+            problem.apply_lessons([c.text for c, _ in order[taught:judged_on_any_timing]])
+            taught = max(taught, judged_on_any_timing)
             candidate = next(fresh, None)
             if candidate is None:
                 exhausted = True

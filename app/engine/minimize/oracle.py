@@ -263,6 +263,7 @@ class SignatureOracle:
         self._pool = ThreadPoolExecutor(self.jobs) if self.jobs > 1 else None
         self._lines: dict[str, tuple[int, ...]] = {}
         self._messages: dict[str, str] = {}
+        self._rejections: dict[str, str] = {}  # a TypeError's first line, for `arity`
         self._latest: float | None = None  # seconds, of the latest run that failed as expected
 
     def candidate_timeout_s(self) -> float:
@@ -297,6 +298,9 @@ class SignatureOracle:
             parsed = parse_traceback(text)
             self._messages[source] = parsed.message if parsed is not None else ""
             self._latest = elapsed
+        elif signature is not None and signature.exc_type == "TypeError":
+            parsed = parse_traceback((result.output.head + result.output.tail).decode("utf-8", "replace"))
+            self._rejections[source] = parsed.message if parsed is not None else ""
         return signature
 
     def failure_lines(self, source: str) -> tuple[int, ...]:
@@ -306,6 +310,10 @@ class SignatureOracle:
     def failure_message(self, source: str) -> str:
         """The first line of the message an interesting `source` failed with, as printed."""
         return self._messages.get(source, "")
+
+    def rejection(self, source: str) -> str:
+        """The first line of the TypeError a rejected `source` raised ("" if none; asked once)."""
+        return self._rejections.pop(source, "")
 
     def __call__(self, sources: Sequence[str]) -> list[bool]:
         """Which `sources` fail as expected. With `confirm`, one that did must do so again on a

@@ -16,7 +16,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from app.engine.minimize.arity import Lessons, learn, lesson, short_of_an_argument
 from app.engine.minimize.parsing import parse
+from app.engine.minimize.seeds import seeds
 from app.engine.minimize.size import Size, size_key
 from app.engine.minimize.unbound import Known, bound_names, filter_applies
 
@@ -61,6 +63,8 @@ class Stats:
     cache_hits: int = 0  # candidates answered from the cache (or rejected as not smaller)
     invalid: int = 0  # candidates that did not compile
     unbound: int = 0  # candidates refused unrun: they read a name (or `self.X`) they no longer bind (`unbound`)
+    short: int = 0  # candidates refused unrun: a call short of an argument a run said it needs (`arity`)
+    unseeded: int = 0  # candidates refused unrun: they drop the program's last seeding call (`seeds`)
 
 
 @dataclass
@@ -74,6 +78,7 @@ class ReductionProblem:
     on_progress: Callable[[ReductionProblem], None] | None = None  # after every verdict batch
     stats: Stats = field(default_factory=Stats)
     clock: Callable[[], float] = time.monotonic  # what `deadline` is measured on
+    keep_seed: bool = False  # a seeded program stays seeded (`seeds`)
 
     def __post_init__(self) -> None:
         check_size(self.source)
@@ -81,6 +86,8 @@ class ReductionProblem:
         if canonical is None:
             raise CouldNotMinimize("the program does not parse")
         self._cache: dict[str, bool] = {}
+        self.lessons: Lessons = {}  # what calls need (`arity`): the gate refuses calls short of it
+        self._lessons_of: dict[str, tuple[str, int]] = {}  # rejected candidate -> its lesson, not applied yet
         self.history: list[str] = []  # every program that was current, the original first
         if not self._judge([canonical])[0]:
             raise CouldNotMinimize(
@@ -115,11 +122,29 @@ class ReductionProblem:
         if text in self._cache or size_key(text) >= self.size:
             self.stats.cache_hits += 1
             return None
-        if self._known is not None and self._known.refuses(candidate if isinstance(candidate, ast.Module) else parse(text)):
+        tree = candidate if isinstance(candidate, ast.Module) else None
+        if self._known is not None and self._known.refuses(tree := tree or parse(text)):
             self._cache[text] = False  # known: a NameError, not the failure (not an oracle verdict)
             self.stats.unbound += 1
             return None
+        if self.lessons and short_of_an_argument(tree := tree or parse(text), self.lessons):
+            self._cache[text] = False  # known: a TypeError, not the failure
+            self.stats.short += 1
+            return None
+        if self._seeded and not seeds(tree or parse(text)):
+            self._cache[text] = False  # not asked: the seed stays
+            self.stats.unseeded += 1
+            return None
         return text
+
+    def apply_lessons(self, texts: Sequence[str] | None = None) -> None:
+        """Let the gate use what the rejected runs of `texts` (None: all so far) taught (`arity`).
+
+        The driver says when: between sweeps, and within one for the candidates every timing
+        would have judged by then, so what the gate refuses, and so what a cap allows, does not
+        depend on how fast the runs were."""
+        for text in list(self._lessons_of) if texts is None else texts:
+            learn(self.lessons, self._lessons_of.pop(text, None))
 
     def judge(self, candidates: Sequence[str]) -> list[bool]:
         """Oracle verdicts for canonical, fresh candidates (one batch; cached; no acceptance)."""
@@ -136,6 +161,12 @@ class ReductionProblem:
         """Cache and count a verdict (one obtained with `ask`, or by `judge`)."""
         self._cache[text] = verdict
         self.stats.candidates += 1
+        rejection = getattr(self.evaluate, "rejection", None)
+        if not verdict and rejection is not None and hasattr(self, "tree"):
+            message = rejection(text)
+            learned = lesson(message, parse(text), self.tree) if message else None
+            if learned is not None:
+                self._lessons_of[text] = learned
         if self.on_progress is not None and hasattr(self, "size"):  # (not for the original)
             self.on_progress(self)
 
@@ -189,6 +220,7 @@ class ReductionProblem:
         self.source = text
         self.tree = parse(text)
         self.size: Size = size_key(text, self.tree)
+        self._seeded = self.keep_seed and seeds(self.tree)
         bound = bound_names(self.tree) if getattr(self.evaluate, "runs_python", False) else None
         self._known = Known.of(self.tree, bound) if bound is not None and filter_applies(bound, self.failing_message) else None
         if self.on_progress is not None:

@@ -25,6 +25,7 @@ from app.engine.minimize.oracle import (
 )
 from app.engine.minimize.probe import probed
 from app.engine.minimize.problem import CouldNotMinimize, check_size
+from app.engine.minimize.seeds import without_seeds
 from app.engine.minimize.size import tidy
 from app.engine.minimize.steadiness import latest_holding
 from app.engine.verdict.signature import mask_digits
@@ -94,11 +95,11 @@ def minimize_repro(
     try:
         try:
             result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), max_candidates=max_candidates,
-                              progress=progress, holds=holds_for(oracle))
+                              progress=progress, holds=holds_for(oracle), keep_seed=True)
         except CouldNotMinimize:  # once more: a loaded machine can fail a first warm run
             result = minimize(source, oracle, jobs=jobs, budget_s=remaining(), max_candidates=max_candidates,
-                              progress=progress, holds=holds_for(oracle))
-        result = steady(result, oracle)
+                              progress=progress, holds=holds_for(oracle), keep_seed=True)
+        result = unseeded(steady(result, oracle), signature, oracle)
     finally:
         oracle.close()
     reproduces = signature.matches(signature_of(cold_run(probed(result.source), timeout_s), result.source))
@@ -121,7 +122,7 @@ def steady(result: MinimizeResult, oracle: Callable[[list[str]], list[bool]]) ->
     """
     holds = holds_for(oracle)
     earlier = result.history[:-1]  # the accepted programs before the result, the original first
-    if result.held or holds(result.source) or not earlier:
+    if holds(result.source) or not earlier:
         return result
     good = latest_holding(earlier, holds)
     if good < 0:
@@ -129,6 +130,19 @@ def steady(result: MinimizeResult, oracle: Callable[[list[str]], list[bool]]) ->
     log.warning("the minimized program failed as expected only sometimes: kept the program "
                 "accepted %d step(s) before it", len(earlier) - good)
     return replace(result, source=tidy(earlier[good]), steadied=len(earlier) - good)
+
+
+def unseeded(result: MinimizeResult, signature: FailureSignature,
+             oracle: Callable[[list[str]], list[bool]]) -> MinimizeResult:
+    """The result without its seeding calls, if the failure is an exception (not a failing
+    check, whose values come from the draws) and that still holds, twice over (`seeds`)."""
+    if signature.kind != "exception" or signature.operations is not None:
+        return result
+    text = without_seeds(result.source)
+    holds = holds_for(oracle)
+    if text is None or not all(holds(text) for _ in range(2)):
+        return result
+    return replace(result, source=tidy(text))
 
 
 def holds_for(oracle: Callable[[list[str]], list[bool]]) -> Callable[[str], bool]:

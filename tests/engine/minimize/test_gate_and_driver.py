@@ -338,8 +338,24 @@ def test_the_repro_stage_confirms_every_interesting_candidate():
     outcome = minimize_repro(program, run=warm, cold_run=lambda source, timeout: failing, timeout_s=5)
     assert outcome.reproduces and "raise IndexError" in outcome.result.source
     # the original and the result were accepted: each ran twice (a rejected candidate, once); the
-    # result was then judged STEADY_RUNS more times, two runs each, once (after its round, `steadiness`:
-    # `session.steady` does not ask again about a program that held then)
+    # result was then judged STEADY_RUNS more times, two runs each, twice (after its round,
+    # `steadiness`, and at the end, `session.steady`)
     from app.engine.minimize.session import STEADY_RUNS
-    assert runs.count(program) == 2 and runs.count(outcome.result.source) == 2 + 2 * STEADY_RUNS
+    assert runs.count(program) == 2 and runs.count(outcome.result.source) == 2 + 2 * 2 * STEADY_RUNS
     assert runs.count("x = 1\n") == 1
+
+
+def test_the_oracle_tells_the_typeerror_a_rejected_candidate_raised_once():
+    # what `arity` learns from: the message as printed, digits and quotes intact
+    from app.engine.minimize.probe import unprobed
+
+    missing = 'TypeError: allclose() missing 1 required positional arguments: "other"'
+    runs = {"short": _result('Traceback (most recent call last):\n  File "/tmp/repro.py", line 2, in <module>\n'
+                             f"    torch.allclose(a)\n{missing}\n"),
+            "other": _result('Traceback (most recent call last):\n  File "/tmp/repro.py", line 2, in <module>\n'
+                             "    a[9]\nIndexError: index 9 is out of bounds\n")}
+    oracle = SignatureOracle(lambda source, timeout: runs[unprobed(source)], parse_expected("ValueError: boom"),
+                             timeout_s=5)
+    assert oracle(["short", "other"]) == [False, False]
+    assert oracle.rejection("short") == missing.removeprefix("TypeError: ")
+    assert oracle.rejection("short") == "" and oracle.rejection("other") == ""
