@@ -6,7 +6,8 @@ afresh, and a failure that needs some draws (an fp16 overflow when |x| > 0.64: ~
 draws in rmsnorm_half_assert_close) is accepted on two runs, passes the checks after each
 round, and then does not reproduce on its one cold re-check. A flaky minimized repro is also
 what a later "is it fixed?" run must not rely on. So the gate refuses a candidate that drops
-the program's last seeding call (`seeds`), and `session` tries the result without it at the
+the program's last seeding call (`seeds`; a pass that builds a program from parts, such as
+`hoist_failing_statement`, carries them: `seed_statements`), and `session` tries the result without it at the
 end, only for a failure that is an exception rather than a failing check (a shape, an
 index, a dtype: not the values the draws give), and only if it still holds then.
 """
@@ -27,9 +28,42 @@ def _seeding(node: ast.AST) -> bool:
 
 
 def seeds(tree: ast.AST) -> bool:
-    """Whether the program calls `torch.manual_seed` (any `*.manual_seed`, `*.manual_seed_all`),
-    `random.seed` or `np.random.seed` anywhere."""
-    return any(_seeding(node) for node in ast.walk(tree))
+    """Whether the program seeds: calls `torch.manual_seed` (any `*.manual_seed`,
+    `*.manual_seed_all`), `random.seed` or `np.random.seed` where it can run: at module level,
+    or in functions whose names the program reads (a `def seed_everything()` nobody calls any
+    more seeds nothing)."""
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    read |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # methods: `self.reset()`
+
+    def live(node: ast.AST) -> bool:
+        if _seeding(node):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in read:
+            return False
+        return any(live(child) for child in ast.iter_child_nodes(node))
+
+    return live(tree)
+
+
+def is_seed(statement: ast.stmt) -> bool:
+    """`torch.manual_seed(0)` as a statement of its own."""
+    return isinstance(statement, ast.Expr) and _seeding(statement.value)
+
+
+def seed_statements(tree: ast.AST) -> list[ast.stmt]:
+    """The program's seeding statements, wherever they stand (`main()`'s first line), the
+    outermost one per seeding function, with a literal seed (`torch.manual_seed(args.seed)` -> `torch.manual_seed(0)`): what a
+    pass that builds a program from parts puts after the imports. Another seed is another
+    draw, but as fixed as the first: the oracle judges the program it makes."""
+    found: dict[str, ast.stmt] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and is_seed(node):
+            call = node.value
+            assert isinstance(call, ast.Call)
+            literal = all(isinstance(a, ast.Constant) for a in call.args) and not call.keywords
+            statement = node if literal else ast.Expr(ast.Call(call.func, [ast.Constant(0)], []))
+            found.setdefault(ast.unparse(call.func), statement)
+    return list(found.values())
 
 
 def without_seeds(source: str) -> str | None:
@@ -41,7 +75,7 @@ def without_seeds(source: str) -> str | None:
         for field in ("body", "orelse", "finalbody"):
             body = getattr(node, field, None)
             if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-                kept = [s for s in body if not (isinstance(s, ast.Expr) and _seeding(s.value))]
+                kept = [s for s in body if not is_seed(s)]
                 if len(kept) < len(body):
                     body[:] = kept or [ast.Pass()]
                     removed = True

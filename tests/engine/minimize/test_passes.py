@@ -443,6 +443,17 @@ def test_a_failing_statement_inside_a_compiled_program_is_also_hoisted_into_a_co
     assert outer == [canon("import torch\nimport os\nmodel(torch.ones(2))")]  # module level: not compiled
 
 
+def test_the_hoisted_statement_keeps_the_programs_seed():
+    # the gate keeps a seeded program seeded: a hoist without the seed would never be asked
+    src = ("import torch\ndef main():\n    torch.manual_seed(0)\n    x = torch.randn(3)\n"
+           "    return x[torch.randn(2).argmax() + 5]\nmain()\n")
+    assert _first_candidate(hoist_failing_statement, src, (6, 5)) == canon(
+        "import torch\ntorch.manual_seed(0)\nx[torch.randn(2).argmax() + 5]")
+    sliced = "import torch\ntorch.manual_seed(0)\nunused = 1\nx = torch.randn(3)\nx[5]\n"
+    assert _first_candidate(slice_failing_statement, sliced, (5,)) == canon(
+        "import torch\ntorch.manual_seed(0)\nx = torch.randn(3)\nx[5]")
+
+
 def test_no_compiled_hoist_without_a_compile_nor_for_a_module_level_statement():
     eager = "import torch\ndef g(x):\n    return x.item()\ng(torch.ones(2))\n"
     tree = ast.parse(eager)

@@ -9,7 +9,7 @@ from app.engine.minimize.driver import MinimizeResult, minimize
 from app.engine.minimize.oracle import FailureSignature
 from app.engine.minimize.passes import delete_statements
 from app.engine.minimize.problem import ReductionProblem, Stats, batch
-from app.engine.minimize.seeds import seeds, without_seeds
+from app.engine.minimize.seeds import seed_statements, seeds, without_seeds
 from app.engine.minimize.session import unseeded
 from app.engine.minimize.size import tidy
 
@@ -19,6 +19,13 @@ SEEDED = "import torch\ntorch.manual_seed(0)\nx = torch.randn(4) * 400\nboom(x)\
 def test_seeding_calls_are_found_and_removed_where_they_stand():
     assert seeds(ast.parse("torch.cuda.manual_seed_all(1)")) and seeds(ast.parse("np.random.seed(3)"))
     assert not seeds(ast.parse("torch.randn(2)\nseed = 4"))
+    # only where it can run: a seeding function nobody calls any more seeds nothing
+    helper = "def seed_everything(s):\n    torch.manual_seed(s)\n"
+    assert not seeds(ast.parse(helper + "x = 1")) and seeds(ast.parse(helper + "seed_everything(3)"))
+    assert [ast.unparse(s) for s in seed_statements(ast.parse(helper + "torch.manual_seed(7)"))] == [
+        "torch.manual_seed(7)"]  # the outermost, once
+    assert [ast.unparse(s) for s in seed_statements(ast.parse(helper + "np.random.seed(1)"))] == [
+        "np.random.seed(1)", "torch.manual_seed(0)"]  # a literal seed, to stand at module level
     assert without_seeds("def main():\n    torch.manual_seed(0)\nmain()\n") == "def main():\n    pass\nmain()\n"
     assert without_seeds(SEEDED) == "import torch\nx = torch.randn(4) * 400\nboom(x)\n"
     assert without_seeds("g = torch.manual_seed(0)\n") is None  # not a statement of its own

@@ -3,7 +3,7 @@
 A person who has found the crashing line writes that line with its inputs, not the program
 around it. Two candidates per failing line (innermost frame first):
 
-- `hoist_failing_statement`: the imports and that statement alone, at module level (`return e`
+- `hoist_failing_statement`: the imports (and the seeding calls, `seeds`) and that statement alone, at module level (`return e`
   becomes `e`; a compound statement keeps its header: `if x.item() > 1:` with `pass`). Once the
   inputs on the line are literal tensors (`simple_failing_inputs`), this is the whole repro;
   When the program compiles (`torch.compile`) and the statement runs inside a function, a
@@ -24,11 +24,13 @@ from collections.abc import Iterator
 
 from app.engine.minimize.edits import Edit, NodeIndex
 from app.engine.minimize.passes._ast import dotted
+from app.engine.minimize.seeds import is_seed, seed_statements
 
 
 def hoist_failing_statement(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
-    """The imports plus the failing statement alone, for each failing line, innermost first."""
-    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    """The imports (and the seed) plus the failing statement alone, for each failing line,
+    innermost first."""
+    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))] + seed_statements(tree)
     compiler = _compile_decorator(tree)
     seen: set[int] = set()
     for line in reversed(index.failing_lines):
@@ -53,7 +55,7 @@ def slice_failing_statement(tree: ast.Module, index: NodeIndex) -> Iterator[list
         needed = _reads(statement)
         kept: list[ast.stmt] = [statement]
         for earlier in reversed(tree.body[:position]):
-            if isinstance(earlier, (ast.Import, ast.ImportFrom)) or _binds(earlier) & needed or (
+            if isinstance(earlier, (ast.Import, ast.ImportFrom)) or is_seed(earlier) or _binds(earlier) & needed or (
                     not _binds(earlier) and _reads(earlier) & needed):
                 kept.append(earlier)
                 needed |= _reads(earlier)
