@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import permutations
+from signal import SIGABRT, SIGBUS, SIGSEGV
 from typing import Any, Literal
 
 from app.engine.minimize.checks import (
@@ -92,7 +93,7 @@ class FailureSignature:
             return False
         if self.kind == "exception":
             return self.site <= other.site and self.fails_at_the_same_operation(other) and self.keeps_the_bug(other)
-        return self.kind == "timeout" or other.code == self.code
+        return self.kind == "timeout" or other.code == self.code or (self.message == other.message == MEMORY)
 
     def fails_at_the_same_operation(self, other: FailureSignature) -> bool:
         """Raised from the same library function, or, when the program's own line raised, on a
@@ -158,6 +159,22 @@ class FailureSignature:
         return f"{self.kind} {self.code}"
 
 
+MEMORY = "memory"  # a crash of the memory-corruption family: see `crash_family`
+_HEAP_CHECK = re.compile(r"free\(\): invalid|double free or corruption|malloc\(\): |munmap_chunk\(\): invalid|"
+                         r"corrupted size vs\. prev_size|malloc_consolidate\(\)|realloc\(\): invalid")
+
+
+def crash_family(signal: int, text: str) -> str:
+    """`MEMORY` for a segfault, a bus error, or an abort from glibc's heap checks
+    (`free(): invalid pointer`); else "". One heap corruption ends in either, depending on the
+    heap's layout: a real report (pytorch/pytorch#143485, `mkldnn_rnn_layer`) segfaults in a
+    fresh interpreter and aborts with `free(): invalid pointer` in 2 of 3 fork-server children,
+    and a minimizer asking for the same signal number could not even start."""
+    if signal in (SIGSEGV, SIGBUS) or (signal == SIGABRT and _HEAP_CHECK.search(text)):
+        return MEMORY
+    return ""
+
+
 def signature_of(result: Any, source: str | None = None) -> FailureSignature | None:
     """The failure signature of a finished run of `source`, or None if it succeeded.
 
@@ -171,7 +188,7 @@ def signature_of(result: Any, source: str | None = None) -> FailureSignature | N
     if exception is not None:
         return exception
     if result.signal:
-        return FailureSignature("signal", code=result.signal)
+        return FailureSignature("signal", code=result.signal, message=crash_family(result.signal, text))
     if result.exit_code:
         return FailureSignature("exit", code=result.exit_code)
     return None

@@ -21,6 +21,7 @@ from app.engine.minimize.oracle import (
     FailureSignature,
     Run,
     SignatureOracle,
+    crash_family,
     signature_of,
 )
 from app.engine.minimize.probe import probed
@@ -52,7 +53,8 @@ def parse_expected(text: str) -> FailureSignature:
         return FailureSignature("timeout")
     signal = re.fullmatch(r"signal\s+(\d+)", text)
     if signal:
-        return FailureSignature("signal", code=int(signal.group(1)))
+        code = int(signal.group(1))
+        return FailureSignature("signal", code=code, message=crash_family(code, ""))
     exc_type, _, message = text.partition(":")
     return FailureSignature("exception", exc_type.strip(), mask_digits(message.strip()), partial=True)
 

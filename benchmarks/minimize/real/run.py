@@ -15,7 +15,7 @@ more and compares its failure with the original's signature. Prints per file:
 - `repro`: the outcome's `reproduces` (the result, run cold, matches the signature);
 - `failure`: the original's exception class (or `signal N`, `timeout`, `exit N`);
 - `class`/`op`: the second cold run of the result fails with the same exception class
-  (signal, exit code) / at the same failing operation (`FailureSignature.fails_at_the_same_operation`;
+  (signal, exit code; a segfault and a heap-check abort are one class, `oracle.crash_family`) / at the same failing operation (`FailureSignature.fails_at_the_same_operation`;
   `-` for a failure that is not an exception); `match`: `FailureSignature.matches` on that run;
 - `back`: steps back to a steady program (`result.steadied`) / `stepped_back` if the result has it.
 
@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(HERE.parent)]
 
 from run import PassProfile, measure  # benchmarks/minimize/run.py
 
-from app.engine.minimize.oracle import FailureSignature, signature_of
+from app.engine.minimize.oracle import MEMORY, FailureSignature, signature_of
 from app.engine.minimize.probe import probed
 from app.engine.minimize.problem import CouldNotMinimize
 from app.engine.minimize.runners import sandbox_runners, zygote_for
@@ -84,7 +84,8 @@ def run_file(path: Path, args: argparse.Namespace, workdir: Path) -> dict:
         close()
     result_lines, result_tokens = measure(result.source)
     same_class = again is not None and again.kind == signature.kind and (
-        again.exc_type == signature.exc_type if signature.kind == "exception" else again.code == signature.code)
+        again.exc_type == signature.exc_type if signature.kind == "exception"
+        else again.code == signature.code or again.message == signature.message == MEMORY)
     same_op = (signature.fails_at_the_same_operation(again) if same_class and signature.kind == "exception"
                else None if signature.kind != "exception" else False)
     row.update(result_lines=result_lines, result_tokens=result_tokens,

@@ -215,7 +215,7 @@ def test_messageless_assertion_must_fail_on_the_same_check():
 
 
 def test_signals_timeouts_and_success():
-    assert signature_of(_result("", exit_code=None, signal=11)) == FailureSignature("signal", code=11)
+    assert signature_of(_result("", exit_code=None, signal=11)) == FailureSignature("signal", code=11, message="memory")
     assert signature_of(_result("", timed_out=True)).kind == "timeout"
     assert signature_of(_result("all good", exit_code=0)) is None
 
@@ -234,7 +234,7 @@ def test_signature_oracle_runs_a_batch_and_rejects_drift():
 
 def test_parse_expected_forms():
     assert parse_expected("timeout").kind == "timeout"
-    assert parse_expected("signal 11") == FailureSignature("signal", code=11)
+    assert parse_expected("signal 11") == FailureSignature("signal", code=11, message="memory")
     expected = parse_expected("RuntimeError: must match the size of tensor")
     assert expected.matches(failure_from_output(TB.format(
         line="a + b", error="RuntimeError: The size of tensor a (4) must match the size of tensor b (2)")))
@@ -359,3 +359,17 @@ def test_the_oracle_tells_the_typeerror_a_rejected_candidate_raised_once():
     assert oracle(["short", "other"]) == [False, False]
     assert oracle.rejection("short") == missing.removeprefix("TypeError: ")
     assert oracle.rejection("short") == "" and oracle.rejection("other") == ""
+
+
+def test_a_heap_corruption_is_one_failure_whether_it_segfaults_or_aborts():
+    # pytorch/pytorch#143485 (`mkldnn_rnn_layer`): SIGSEGV in a fresh interpreter, and in 2 of 3
+    # fork-server children SIGABRT from glibc's heap check: the same bug, another heap layout
+    segfault = signature_of(_result("Fatal Python error: Segmentation fault\n", exit_code=139, signal=11))
+    heap_abort = signature_of(_result("free(): invalid pointer\nFatal Python error: Aborted\n", exit_code=134,
+                                      signal=6))
+    plain_abort = signature_of(_result("terminate called after throwing an instance of 'c10::Error'\n",
+                                       exit_code=134, signal=6))
+    assert segfault.matches(heap_abort) and heap_abort.matches(segfault)
+    assert not segfault.matches(plain_abort) and not plain_abort.matches(segfault)
+    assert parse_expected("signal 11").matches(heap_abort)  # a user's --expect too
+    assert not parse_expected("signal 4").matches(segfault)
