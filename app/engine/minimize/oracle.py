@@ -33,7 +33,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import permutations
-from signal import SIGABRT, SIGBUS, SIGSEGV
 from typing import Any, Literal
 
 from app.engine.minimize.checks import (
@@ -44,6 +43,7 @@ from app.engine.minimize.checks import (
     value_meanings,
 )
 from app.engine.minimize.coverage import read_dead
+from app.engine.minimize.crashes import MEMORY, crash_family
 from app.engine.minimize.dataflow import Operations, check_dataflow, operation_key
 from app.engine.minimize.probe import probed, read_probe
 from app.engine.minimize.sites import failing_site, site_operations
@@ -157,22 +157,6 @@ class FailureSignature:
         if self.kind == "timeout":
             return "timeout"
         return f"{self.kind} {self.code}"
-
-
-MEMORY = "memory"  # a crash of the memory-corruption family: see `crash_family`
-_HEAP_CHECK = re.compile(r"free\(\): invalid|double free or corruption|malloc\(\): |munmap_chunk\(\): invalid|"
-                         r"corrupted size vs\. prev_size|malloc_consolidate\(\)|realloc\(\): invalid")
-
-
-def crash_family(signal: int, text: str) -> str:
-    """`MEMORY` for a segfault, a bus error, or an abort from glibc's heap checks
-    (`free(): invalid pointer`); else "". One heap corruption ends in either, depending on the
-    heap's layout: a real report (pytorch/pytorch#143485, `mkldnn_rnn_layer`) segfaults in a
-    fresh interpreter and aborts with `free(): invalid pointer` in 2 of 3 fork-server children,
-    and a minimizer asking for the same signal number could not even start."""
-    if signal in (SIGSEGV, SIGBUS) or (signal == SIGABRT and _HEAP_CHECK.search(text)):
-        return MEMORY
-    return ""
 
 
 def signature_of(result: Any, source: str | None = None) -> FailureSignature | None:

@@ -16,12 +16,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from app.engine.minimize.crashes import crash_family
 from app.engine.minimize.driver import MinimizeResult, Progress, minimize
 from app.engine.minimize.oracle import (
     FailureSignature,
     Run,
     SignatureOracle,
-    crash_family,
     signature_of,
 )
 from app.engine.minimize.probe import probed
@@ -30,7 +30,6 @@ from app.engine.minimize.seeds import without_seeds
 from app.engine.minimize.size import tidy
 from app.engine.minimize.steadiness import latest_holding
 from app.engine.verdict.signature import mask_digits
-
 
 log = logging.getLogger(__name__)
 

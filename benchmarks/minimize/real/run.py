@@ -39,7 +39,8 @@ sys.path[:0] = [str(ROOT), str(HERE.parent)]
 
 from run import PassProfile, measure  # benchmarks/minimize/run.py
 
-from app.engine.minimize.oracle import MEMORY, FailureSignature, signature_of
+from app.engine.minimize.crashes import MEMORY
+from app.engine.minimize.oracle import FailureSignature, signature_of
 from app.engine.minimize.probe import probed
 from app.engine.minimize.problem import CouldNotMinimize
 from app.engine.minimize.runners import sandbox_runners, zygote_for

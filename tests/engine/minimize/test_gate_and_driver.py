@@ -359,17 +359,3 @@ def test_the_oracle_tells_the_typeerror_a_rejected_candidate_raised_once():
     assert oracle(["short", "other"]) == [False, False]
     assert oracle.rejection("short") == missing.removeprefix("TypeError: ")
     assert oracle.rejection("short") == "" and oracle.rejection("other") == ""
-
-
-def test_a_heap_corruption_is_one_failure_whether_it_segfaults_or_aborts():
-    # pytorch/pytorch#143485 (`mkldnn_rnn_layer`): SIGSEGV in a fresh interpreter, and in 2 of 3
-    # fork-server children SIGABRT from glibc's heap check: the same bug, another heap layout
-    segfault = signature_of(_result("Fatal Python error: Segmentation fault\n", exit_code=139, signal=11))
-    heap_abort = signature_of(_result("free(): invalid pointer\nFatal Python error: Aborted\n", exit_code=134,
-                                      signal=6))
-    plain_abort = signature_of(_result("terminate called after throwing an instance of 'c10::Error'\n",
-                                       exit_code=134, signal=6))
-    assert segfault.matches(heap_abort) and heap_abort.matches(segfault)
-    assert not segfault.matches(plain_abort) and not plain_abort.matches(segfault)
-    assert parse_expected("signal 11").matches(heap_abort)  # a user's --expect too
-    assert not parse_expected("signal 4").matches(segfault)
