@@ -454,6 +454,16 @@ def test_the_hoisted_statement_keeps_the_programs_seed():
         "import torch\ntorch.manual_seed(0)\nx = torch.randn(3)\nx[5]")
 
 
+def test_a_seed_carried_from_a_function_does_not_make_the_program_look_hoisted_already():
+    # imports + `def main` + the statement is not the hoisted program (imports, seed, statement)
+    src = "import torch\ndef main():\n    torch.manual_seed(0)\ntorch.randn(2)[5]\n"
+    assert _first_candidate(hoist_failing_statement, src, (4,)) == canon(
+        "import torch\ntorch.manual_seed(0)\ntorch.randn(2)[5]")
+    hoisted = "import torch\ntorch.manual_seed(0)\ntorch.randn(2)[5]\n"
+    tree = ast.parse(hoisted)
+    assert list(hoist_failing_statement(tree, NodeIndex(tree, failing_lines=(3,)))) == []
+
+
 def test_no_compiled_hoist_without_a_compile_nor_for_a_module_level_statement():
     eager = "import torch\ndef g(x):\n    return x.item()\ng(torch.ones(2))\n"
     tree = ast.parse(eager)

@@ -3,13 +3,14 @@
 A person who has found the crashing line writes that line with its inputs, not the program
 around it. Two candidates per failing line (innermost frame first):
 
-- `hoist_failing_statement`: the imports (and the seeding calls, `seeds`) and that statement alone, at module level (`return e`
-  becomes `e`; a compound statement keeps its header: `if x.item() > 1:` with `pass`). Once the
-  inputs on the line are literal tensors (`simple_failing_inputs`), this is the whole repro;
-  When the program compiles (`torch.compile`) and the statement runs inside a function, a
-  second candidate keeps it compiled: the statement in a function decorated with the
-  program's own `torch.compile(...)` keywords, called once (a graph break or a Dynamo error
-  happens only while tracing: at module level the statement just runs);
+- `hoist_failing_statement`: the imports (and the seeding calls, `seeds`) and that statement
+  alone, at module level (`return e` becomes `e`; a compound statement keeps its header:
+  `if x.item() > 1:` with `pass`). Once the inputs on the line are literal tensors
+  (`simple_failing_inputs`), this is the whole repro. When the program compiles
+  (`torch.compile`) and the statement runs inside a function, a second candidate keeps it
+  compiled: the statement in a function decorated with the program's own `torch.compile(...)`
+  keywords, called once (a graph break or a Dynamo error happens only while tracing: at
+  module level the statement just runs);
 - `slice_failing_statement`: for a statement at module level, the statements before it that
   (transitively) bind or touch the names it reads, in order, and nothing after it: the
   backward slice (C-Reduce reaches it statement by statement; this is one candidate).
@@ -35,14 +36,21 @@ def hoist_failing_statement(tree: ast.Module, index: NodeIndex) -> Iterator[list
     seen: set[int] = set()
     for line in reversed(index.failing_lines):
         statement = _statement_at(tree, line)
-        if statement is None or id(statement) in seen or statement in tree.body and len(tree.body) == len(imports) + 1:
+        if statement is None or id(statement) in seen or _hoisted_already(tree, statement):
             continue
         seen.add(id(statement))
         hoisted = _as_top_level(statement)
         if hoisted is not None:
             yield [Edit(0, ast.Module([*imports, hoisted], []))]
-        if compiler is not None and _inside_function(index, statement) and not isinstance(statement, _NOT_A_BODY):
+        in_function = not isinstance(index.scope(statement), ast.Module)
+        if compiler is not None and in_function and not isinstance(statement, _NOT_A_BODY):
             yield [Edit(0, ast.Module([*imports, *_compiled(statement, compiler, imports)], []))]
+
+
+def _hoisted_already(tree: ast.Module, statement: ast.stmt) -> bool:
+    """The program is the imports, the seeds and `statement`: what the hoist would make."""
+    return statement in tree.body and all(
+        s is statement or isinstance(s, (ast.Import, ast.ImportFrom)) or is_seed(s) for s in tree.body)
 
 
 def slice_failing_statement(tree: ast.Module, index: NodeIndex) -> Iterator[list[Edit]]:
@@ -95,13 +103,6 @@ def _compile_decorator(tree: ast.Module) -> ast.expr | None:
         if isinstance(node, ast.Attribute) and dotted(node) == "torch.compile":
             return node  # a bare `@torch.compile` (or `torch.compile` passed around)
     return None
-
-
-def _inside_function(index: NodeIndex, statement: ast.stmt) -> bool:
-    node = index.parent(statement)
-    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        node = index.parent(node)
-    return node is not None
 
 
 def _compiled(statement: ast.stmt, compiler: ast.expr, imports: list[ast.stmt]) -> list[ast.stmt]:
