@@ -23,6 +23,8 @@ import ast
 import re
 from collections import Counter
 
+from app.engine.minimize.parsing import parse
+
 Lessons = dict[str, int]  # callee key -> the fewest positional arguments it takes
 _MISSING = re.compile(r"\b([A-Za-z_][\w.]*)\(\) missing (\d+) required positional argument")
 
@@ -58,13 +60,16 @@ def _shapes(tree: ast.AST) -> Counter[tuple[str, int]]:
     return shapes
 
 
-def lesson(message: str, candidate: ast.AST, current: ast.AST) -> tuple[str, int] | None:
+def lesson(message: str, candidate: ast.AST | str, current: ast.AST) -> tuple[str, int] | None:
     """(callee, fewest positional arguments) from a run's TypeError message, if exactly one
     call the candidate shortened (a shape it has and the current program has not) can be the
-    one the message names; else None."""
+    one the message names; else None. A candidate given as text is parsed only if the message
+    names a missing argument."""
     found = _MISSING.search(message)
     if found is None:
         return None
+    if isinstance(candidate, str):
+        candidate = parse(candidate)
     name, missing = found.group(1), int(found.group(2))
     name = name.removesuffix(".__init__").rsplit(".", 1)[-1]  # `Block.__init__` -> `Block`
     new = _shapes(candidate) - _shapes(current)

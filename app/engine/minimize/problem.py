@@ -164,7 +164,7 @@ class ReductionProblem:
         rejection = getattr(self.evaluate, "rejection", None)
         if not verdict and rejection is not None and hasattr(self, "tree"):
             message = rejection(text)
-            learned = lesson(message, parse(text), self.tree) if message else None
+            learned = lesson(message, text, self.tree) if message else None
             if learned is not None:
                 self._lessons_of[text] = learned
         if self.on_progress is not None and hasattr(self, "size"):  # (not for the original)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from app.engine.minimize.parsing import parse
-from app.engine.minimize.passes._ast import dotted
+from app.engine.minimize.passes._ast import blocks, dotted, loaded_names
 
 SEEDING = frozenset({"random.seed", "np.random.seed", "numpy.random.seed"})
 
@@ -32,8 +32,7 @@ def seeds(tree: ast.AST) -> bool:
     `*.manual_seed_all`), `random.seed` or `np.random.seed` where it can run: at module level,
     or in functions whose names the program reads (a `def seed_everything()` nobody calls any
     more seeds nothing)."""
-    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    read |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # methods: `self.reset()`
+    read = loaded_names(tree) | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # `self.reset()`
 
     def live(node: ast.AST) -> bool:
         if _seeding(node):
@@ -52,9 +51,10 @@ def is_seed(statement: ast.stmt) -> bool:
 
 def seed_statements(tree: ast.AST) -> list[ast.stmt]:
     """The program's seeding statements, wherever they stand (`main()`'s first line), the
-    outermost one per seeding function, with a literal seed (`torch.manual_seed(args.seed)` -> `torch.manual_seed(0)`): what a
-    pass that builds a program from parts puts after the imports. Another seed is another
-    draw, but as fixed as the first: the oracle judges the program it makes."""
+    outermost one per seeding function, with a literal seed (`torch.manual_seed(args.seed)` ->
+    `torch.manual_seed(0)`): what a pass that builds a program from parts puts after the
+    imports. Another seed is another draw, but as fixed as the first: the oracle judges the
+    program it makes."""
     found: dict[str, ast.stmt] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and is_seed(node):
@@ -71,12 +71,9 @@ def without_seeds(source: str) -> str | None:
     None if it has none that can go alone."""
     tree = parse(source)
     removed = False
-    for node in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            body = getattr(node, field, None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-                kept = [s for s in body if not is_seed(s)]
-                if len(kept) < len(body):
-                    body[:] = kept or [ast.Pass()]
-                    removed = True
+    for body in list(blocks(tree)):
+        kept = [s for s in body if not is_seed(s)]
+        if len(kept) < len(body):
+            body[:] = kept or [ast.Pass()]
+            removed = True
     return ast.unparse(tree) + "\n" if removed else None
